@@ -1,0 +1,116 @@
+# ./train: a transformer trainer in plain C with OpenMP.
+#   make            build ./train
+#   make test       unit tests, CLI tests, sanitizer build, PyTorch cross-check
+#   make demo       train the default demo and show its trace and plot
+#   make bench      speed against PyTorch and the machine's matmul peak
+#   make data       build the real datasets from Debian packages
+#   make check-data long runs on the real data (CI runs it)
+#   make fuzz       fuzz the parsers (FUZZ_SECONDS per target)
+
+CC      ?= cc
+PYTHON  ?= /usr/bin/python3
+BUILD   := build
+CSTD    := -std=c11 -D_GNU_SOURCE
+WARN    := -Wall -Wextra
+OPT     ?= -O3
+CFLAGS  ?=
+LDLIBS  := -lm
+
+# OpenMP: used when the compiler accepts it; otherwise a single-threaded build.
+OPENMP := $(shell printf 'int main(void){return 0;}' | $(CC) -fopenmp -x c - -o /dev/null 2>/dev/null && echo -fopenmp)
+
+# stb_image_write/stb_easy_font: pkg-config stb, /usr/include/stb, or Debian's
+# libstb-dev unpacked without root into $(BUILD)/stb.
+STB_LOCAL := $(BUILD)/stb/usr/include/stb
+STB_CFLAGS := $(shell pkg-config --cflags stb 2>/dev/null)
+ifeq ($(STB_CFLAGS),)
+  ifneq ($(wildcard /usr/include/stb/stb_image_write.h),)
+    STB_CFLAGS := -I/usr/include/stb
+  else
+    STB_CFLAGS := -I$(STB_LOCAL)
+    STB_DEP := $(STB_LOCAL)/stb_image_write.h
+  endif
+endif
+
+ALL_CFLAGS := $(CSTD) $(WARN) $(OPT) $(OPENMP) $(STB_CFLAGS) $(CFLAGS)
+ASAN_CFLAGS := $(CSTD) $(WARN) -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined \
+               -fno-sanitize-recover=undefined $(OPENMP) $(STB_CFLAGS) $(CFLAGS)
+
+LIB_SRC  := $(filter-out train.c, $(wildcard *.c))
+LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/obj/%.o)
+ASAN_OBJ := $(LIB_SRC:%.c=$(BUILD)/asan/%.o)
+HEADERS  := $(wildcard *.h)
+TEST_SRC := $(wildcard tests/test_*.c)
+TEST_BIN := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
+ASAN_TEST_BIN := $(TEST_SRC:tests/%.c=$(BUILD)/asan-tests/%)
+TOOL_SRC := $(wildcard tests/tool_*.c)
+TOOL_BIN := $(TOOL_SRC:tests/%.c=$(BUILD)/tests/%)
+
+.PHONY: all test unit-test asan-test cli-test check-torch demo bench data check-data fuzz clean
+all: train
+
+$(STB_LOCAL)/stb_image_write.h:
+	@echo "stb headers not installed; fetching Debian's libstb-dev into $(BUILD)/stb (no root needed)"
+	@mkdir -p $(BUILD)/stb
+	@cd $(BUILD)/stb && apt-get download libstb-dev >/dev/null 2>&1 && dpkg-deb -x libstb-dev_*.deb . \
+	  || { echo "error: could not get stb. Install it with: apt-get install -y libstb-dev" >&2; exit 1; }
+
+# Third-party stb implementation compiled on its own, without our warnings.
+$(BUILD)/obj/stb_impl.o $(BUILD)/asan/stb_impl.o: stb_impl.c $(STB_DEP)
+	@mkdir -p $(@D)
+	$(CC) $(CSTD) -O2 -w $(STB_CFLAGS) -c $< -o $@
+
+$(BUILD)/obj/%.o: %.c $(HEADERS) $(STB_DEP)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -c $< -o $@
+
+$(BUILD)/asan/%.o: %.c $(HEADERS) $(STB_DEP)
+	@mkdir -p $(@D)
+	$(CC) $(ASAN_CFLAGS) -c $< -o $@
+
+train: train.c $(LIB_OBJ) $(HEADERS)
+	$(CC) $(ALL_CFLAGS) train.c $(LIB_OBJ) -o $@ $(LDLIBS)
+
+$(BUILD)/tests/%: tests/%.c $(LIB_OBJ) $(HEADERS) tests/check.h
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -I. $< $(LIB_OBJ) -o $@ $(LDLIBS)
+
+# test_f64_* compile the model's sources themselves in double precision.
+$(BUILD)/tests/test_f64_%: tests/test_f64_%.c model.c layers.c $(HEADERS) tests/check.h
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -I. $< -o $@ $(LDLIBS)
+
+$(BUILD)/asan-tests/test_f64_%: tests/test_f64_%.c model.c layers.c $(HEADERS) tests/check.h
+	@mkdir -p $(@D)
+	$(CC) $(ASAN_CFLAGS) -I. $< -o $@ $(LDLIBS)
+
+$(BUILD)/asan-tests/%: tests/%.c $(ASAN_OBJ) $(HEADERS) tests/check.h
+	@mkdir -p $(@D)
+	$(CC) $(ASAN_CFLAGS) -I. $< $(ASAN_OBJ) -o $@ $(LDLIBS)
+
+$(BUILD)/train-asan: train.c $(ASAN_OBJ) $(HEADERS)
+	$(CC) $(ASAN_CFLAGS) train.c $(ASAN_OBJ) -o $@ $(LDLIBS)
+
+test: train $(TEST_BIN) $(TOOL_BIN) $(ASAN_TEST_BIN) $(BUILD)/train-asan
+	@bash scripts/run-tests.sh
+
+check-torch: $(BUILD)/tests/tool_torch_check
+	@bash scripts/check-torch.sh
+
+demo: train
+	@bash scripts/demo.sh
+
+bench: train $(BUILD)/tests/tool_bench
+	@bash scripts/bench.sh
+
+data:
+	@bash scripts/get-data.sh
+
+check-data: train
+	@bash scripts/check-data.sh
+
+fuzz:
+	@bash scripts/fuzz.sh
+
+clean:
+	rm -rf $(BUILD) train

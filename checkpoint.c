@@ -1,0 +1,278 @@
+/* checkpoint.c: the model's safetensors files (SPEC section 5): weights under
+ * the PyTorch twin's state_dict names with the config in __metadata__, and
+ * the training state (current weights and Adam moments). Loading validates
+ * the config and every tensor's shape before touching the model. */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model.h"
+#include "safetensors.h"
+
+#define N_CONFIG_KEYS 14
+#define MAX_META (N_CONFIG_KEYS + 64)
+
+/* Config values as metadata strings; floats with 9 significant digits so
+ * they read back to the same float. */
+typedef struct {
+    char values[N_CONFIG_KEYS][32];
+    const char *keys[MAX_META];
+    const char *vals[MAX_META];
+    int n;
+} Metadata;
+
+static void put(Metadata *md, const char *key, const char *value) {
+    md->keys[md->n] = key;
+    md->vals[md->n] = value;
+    md->n++;
+}
+
+static int config_metadata(Metadata *md, const ModelConfig *c, const char *const *extra_keys,
+                           const char *const *extra_values, int n_extra, char *err, size_t errlen) {
+    if (n_extra < 0 || n_extra > MAX_META - N_CONFIG_KEYS - 1) {
+        snprintf(err, errlen, "too many metadata entries (%d)", n_extra);
+        return -1;
+    }
+    md->n = 0;
+    int v = 0;
+#define PUT_INT(key, value) snprintf(md->values[v], 32, "%d", value); put(md, key, md->values[v++])
+#define PUT_FLOAT(key, value) snprintf(md->values[v], 32, "%.9g", (double)(value)); put(md, key, md->values[v++])
+    put(md, "format", "pt");
+    PUT_INT("vocab_size", c->vocab_size);
+    PUT_INT("max_len", c->max_len);
+    PUT_INT("d_model", c->d_model);
+    PUT_INT("heads", c->n_heads);
+    PUT_INT("d_ff", c->d_ff);
+    PUT_INT("layers", c->n_layers);
+    PUT_INT("n_classes", c->n_classes);
+    PUT_FLOAT("dropout", c->dropout);
+    PUT_FLOAT("emb_scale", c->emb_scale);
+#undef PUT_INT
+#undef PUT_FLOAT
+    put(md, "activation", activation_name(c->activation));
+    put(md, "norm", norm_name(c->norm));
+    put(md, "pool", pool_name(c->pool));
+    put(md, "pe", pe_name(c->pe));
+    for (int i = 0; i < n_extra; i++) put(md, extra_keys[i], extra_values[i]);
+    return 0;
+}
+
+/* prefix "" for the checkpoint; "param.", "adam_m.", "adam_v." for the state */
+static int write_tensors(const Model *m, const char *path, const char *const *prefixes,
+                         float *const *sources, int n_groups, const Metadata *md, char *err, size_t errlen) {
+    int n = m->n_tensors * n_groups;
+    StTensorOut *out = calloc((size_t)n, sizeof *out);
+    char (*names)[96] = calloc((size_t)n, sizeof *names);
+    if (!out || !names) {
+        free(out);
+        free(names);
+        snprintf(err, errlen, "%s: out of memory", path);
+        return -1;
+    }
+    for (int g = 0; g < n_groups; g++) {
+        for (int i = 0; i < m->n_tensors; i++) {
+            const ParamTensor *t = &m->tensors[i];
+            StTensorOut *o = &out[g * m->n_tensors + i];
+            char *name = names[g * m->n_tensors + i];
+            snprintf(name, 96, "%s%s", prefixes[g], t->name);
+            o->name = name;
+            o->dtype = ST_F32;
+            o->ndim = t->ndim;
+            for (int k = 0; k < t->ndim; k++) o->shape[k] = t->shape[k];
+            o->data = sources[g] + t->offset;
+        }
+    }
+    int rc = st_write(path, out, n, md->keys, md->vals, md->n, err, errlen);
+    free(out);
+    free(names);
+    return rc;
+}
+
+int model_save(const Model *m, const char *path, const char *const *extra_keys,
+               const char *const *extra_values, int n_extra, char *err, size_t errlen) {
+    Metadata md;
+    if (config_metadata(&md, &m->cfg, extra_keys, extra_values, n_extra, err, errlen) != 0) return -1;
+    const char *prefixes[] = {""};
+    float *sources[] = {m->params};
+    return write_tensors(m, path, prefixes, sources, 1, &md, err, errlen);
+}
+
+int model_save_state(const Model *m, const char *path, const char *const *extra_keys,
+                     const char *const *extra_values, int n_extra, char *err, size_t errlen) {
+    char step[32];
+    snprintf(step, sizeof step, "%ld", m->adam_step);
+    const char *keys[MAX_META], *vals[MAX_META];
+    if (n_extra < 0 || n_extra > MAX_META - N_CONFIG_KEYS - 2) {
+        snprintf(err, errlen, "too many metadata entries (%d)", n_extra);
+        return -1;
+    }
+    keys[0] = "adam_step";
+    vals[0] = step;
+    for (int i = 0; i < n_extra; i++) {
+        keys[i + 1] = extra_keys[i];
+        vals[i + 1] = extra_values[i];
+    }
+    Metadata md;
+    if (config_metadata(&md, &m->cfg, keys, vals, n_extra + 1, err, errlen) != 0) return -1;
+    const char *prefixes[] = {"param.", "adam_m.", "adam_v."};
+    float *sources[] = {m->params, m->adam_m, m->adam_v};
+    return write_tensors(m, path, prefixes, sources, 3, &md, err, errlen);
+}
+
+/* ------------------------------------------------------------- loading */
+
+static int meta_int(const StFile *f, const char *path, const char *key, long lo, long hi, int *out,
+                    char *err, size_t errlen) {
+    const char *s = st_meta(f, key);
+    if (!s) {
+        snprintf(err, errlen, "%s: metadata has no '%s'", path, key);
+        return -1;
+    }
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (errno || end == s || *end || v < lo || v > hi) {
+        snprintf(err, errlen, "%s: metadata '%s' is not a whole number in [%ld, %ld]: '%.40s'", path, key, lo, hi, s);
+        return -1;
+    }
+    *out = (int)v;
+    return 0;
+}
+
+static int meta_float(const StFile *f, const char *path, const char *key, float *out, char *err, size_t errlen) {
+    const char *s = st_meta(f, key);
+    if (!s) {
+        snprintf(err, errlen, "%s: metadata has no '%s'", path, key);
+        return -1;
+    }
+    char *end;
+    errno = 0;
+    float v = strtof(s, &end);
+    if (errno || end == s || *end) {
+        snprintf(err, errlen, "%s: metadata '%s' is not a number: '%.40s'", path, key, s);
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
+/* An enum-valued metadata entry, parsed with one of model.h's *_parse functions. */
+#define META_ENUM(f, path, key, parse, out, err, errlen) \
+    meta_enum_result((f), (path), (key), st_meta((f), (key)) && parse(st_meta((f), (key)), (out)) == 0, (err), (errlen))
+
+static int meta_enum_result(const StFile *f, const char *path, const char *key, int parsed, char *err, size_t errlen) {
+    if (parsed) return 0;
+    const char *s = st_meta(f, key);
+    if (s) snprintf(err, errlen, "%s: metadata '%s' is not a known value: '%.40s'", path, key, s);
+    else snprintf(err, errlen, "%s: metadata has no '%s'", path, key);
+    return -1;
+}
+
+static int config_from_st(const StFile *f, const char *path, ModelConfig *c, char *err, size_t errlen) {
+    *c = model_config_default();
+    if (meta_int(f, path, "vocab_size", 1, INT_MAX, &c->vocab_size, err, errlen) ||
+        meta_int(f, path, "max_len", 1, INT_MAX, &c->max_len, err, errlen) ||
+        meta_int(f, path, "d_model", 1, INT_MAX, &c->d_model, err, errlen) ||
+        meta_int(f, path, "heads", 1, INT_MAX, &c->n_heads, err, errlen) ||
+        meta_int(f, path, "d_ff", 1, INT_MAX, &c->d_ff, err, errlen) ||
+        meta_int(f, path, "layers", 1, INT_MAX, &c->n_layers, err, errlen) ||
+        meta_int(f, path, "n_classes", 1, INT_MAX, &c->n_classes, err, errlen) ||
+        meta_float(f, path, "dropout", &c->dropout, err, errlen) ||
+        meta_float(f, path, "emb_scale", &c->emb_scale, err, errlen) ||
+        META_ENUM(f, path, "activation", activation_parse, &c->activation, err, errlen) ||
+        META_ENUM(f, path, "norm", norm_parse, &c->norm, err, errlen) ||
+        META_ENUM(f, path, "pool", pool_parse, &c->pool, err, errlen) ||
+        META_ENUM(f, path, "pe", pe_parse, &c->pe, err, errlen))
+        return -1;
+    char why[256];
+    if (model_config_check(c, why, sizeof why) != 0) {
+        snprintf(err, errlen, "%s: the config in its metadata is invalid: %s", path, why);
+        return -1;
+    }
+    return 0;
+}
+
+int model_config_from_file(const char *path, ModelConfig *cfg, char *err, size_t errlen) {
+    StFile f;
+    if (st_load(path, &f, err, errlen) != 0) return -1;
+    int rc = config_from_st(&f, path, cfg, err, errlen);
+    st_free(&f);
+    return rc;
+}
+
+static int same_config(const ModelConfig *a, const ModelConfig *b) {
+    return a->vocab_size == b->vocab_size && a->max_len == b->max_len && a->d_model == b->d_model &&
+           a->n_heads == b->n_heads && a->d_ff == b->d_ff && a->n_layers == b->n_layers &&
+           a->n_classes == b->n_classes && a->activation == b->activation && a->norm == b->norm &&
+           a->pool == b->pool && a->pe == b->pe && a->emb_scale == b->emb_scale;
+}
+
+/* Copies each group of tensors (checked for dtype and shape) into scratch
+ * first, so a refused file leaves the model untouched. */
+static int read_tensors(Model *m, const StFile *f, const char *path, const char *const *prefixes,
+                        float *const *targets, int n_groups, char *err, size_t errlen) {
+    ModelConfig file_cfg;
+    if (config_from_st(f, path, &file_cfg, err, errlen) != 0) return -1;
+    if (!same_config(&file_cfg, &m->cfg)) {
+        snprintf(err, errlen, "%s: its config (d_model %d, heads %d, layers %d, vocab %d, classes %d) does not "
+                 "match the model's", path, file_cfg.d_model, file_cfg.n_heads, file_cfg.n_layers,
+                 file_cfg.vocab_size, file_cfg.n_classes);
+        return -1;
+    }
+    if (f->n_tensors != m->n_tensors * n_groups) {
+        snprintf(err, errlen, "%s: holds %d tensors, the model has %d", path, f->n_tensors, m->n_tensors * n_groups);
+        return -1;
+    }
+    float *scratch = malloc(sizeof(float) * m->n_params * n_groups);
+    if (!scratch) {
+        snprintf(err, errlen, "%s: out of memory", path);
+        return -1;
+    }
+    for (int g = 0; g < n_groups; g++) {
+        for (int i = 0; i < m->n_tensors; i++) {
+            const ParamTensor *t = &m->tensors[i];
+            char name[96];
+            int64_t shape[2] = {t->shape[0], t->shape[1]};
+            snprintf(name, sizeof name, "%s%s", prefixes[g], t->name);
+            if (!st_find(f, name)) {
+                snprintf(err, errlen, "%s: missing tensor '%s'", path, name);
+                free(scratch);
+                return -1;
+            }
+            if (st_read_f32(f, name, scratch + g * m->n_params + t->offset, t->ndim, shape, err, errlen) != 0) {
+                free(scratch);
+                return -1;
+            }
+        }
+    }
+    for (int g = 0; g < n_groups; g++) memcpy(targets[g], scratch + g * m->n_params, sizeof(float) * m->n_params);
+    free(scratch);
+    return 0;
+}
+
+int model_load_weights(Model *m, const char *path, char *err, size_t errlen) {
+    StFile f;
+    if (st_load(path, &f, err, errlen) != 0) return -1;
+    const char *prefixes[] = {""};
+    float *targets[] = {m->params};
+    int rc = read_tensors(m, &f, path, prefixes, targets, 1, err, errlen);
+    st_free(&f);
+    return rc;
+}
+
+int model_load_state(Model *m, const char *path, char *err, size_t errlen) {
+    StFile f;
+    if (st_load(path, &f, err, errlen) != 0) return -1;
+    int step = 0;
+    int rc = meta_int(&f, path, "adam_step", 0, INT_MAX, &step, err, errlen);
+    if (rc == 0) {
+        const char *prefixes[] = {"param.", "adam_m.", "adam_v."};
+        float *targets[] = {m->params, m->adam_m, m->adam_v};
+        rc = read_tensors(m, &f, path, prefixes, targets, 3, err, errlen);
+    }
+    if (rc == 0) m->adam_step = step;
+    st_free(&f);
+    return rc;
+}

@@ -1,0 +1,17 @@
+/* fileio.h: whole-file reads and atomic writes (temporary file in the same
+ * directory, fsync, rename, fsync of the directory), so a crash never
+ * leaves a half-written file. */
+#ifndef FILEIO_H
+#define FILEIO_H
+
+#include <stddef.h>
+
+/* Writes data to path atomically. Returns 0, or -1 with "path: reason" in err. */
+int atomic_write(const char *path, const void *data, size_t len, char *err, size_t errlen);
+/* Reads a whole regular file (refuses directories) into a malloc'd buffer with
+ * a NUL appended (not counted in *len). Returns NULL with "path: reason". */
+unsigned char *read_file(const char *path, size_t *len, char *err, size_t errlen);
+/* mkdir -p. Returns 0, or -1 with a message. */
+int make_dirs(const char *path, char *err, size_t errlen);
+
+#endif

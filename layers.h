@@ -1,0 +1,83 @@
+/* layers.h: the transformer's layers as forward/backward pairs over flat
+ * row-major float arrays. Conventions: N = B*T rows; backward functions
+ * ACCUMULATE (+=) into input gradients and parameter gradients, so callers
+ * zero or seed those buffers first. Every parallel loop owns its outputs and
+ * sums in a fixed order: results do not depend on the thread count. */
+#ifndef LAYERS_H
+#define LAYERS_H
+
+#include <stdint.h>
+
+/* out is (N,OC), inp is (N,C), weight is (OC,C) (PyTorch Linear layout), bias is (OC) or NULL */
+void linear_forward(float *out, const float *inp, const float *weight, const float *bias,
+                    int N, int C, int OC);
+/* dinp (N,C) += dout @ weight; dweight (OC,C) += dout^T @ inp; dbias (OC) += column sums.
+ * dinp may be NULL when the input needs no gradient. */
+void linear_backward(float *dinp, float *dweight, float *dbias, const float *dout,
+                     const float *inp, const float *weight, int N, int C, int OC);
+
+/* out is (B,T,C): table[token] * scale + pos (pos is (T,C) or NULL) */
+void embedding_forward(float *out, const int *tokens, const float *table, float scale,
+                       const float *pos, int N, int T, int C);
+/* dtable (V,C) += scale * dout at each token's row; dpos (T,C) += dout summed over the batch.
+ * Rows are owned by a token id (table) or a position (pos), so no two threads share one. */
+void embedding_backward(float *dtable, float *dpos, const float *dout, const int *tokens,
+                        float scale, int B, int T, int C, int V);
+
+/* Sinusoidal table (T,C), PyTorch tutorial formula, evaluated in double. */
+void sinusoidal_table(float *table, int T, int C);
+
+/* Dropout scale factors for n elements: 0 with probability p, else 1/(1-p).
+ * The draw for element i is keyed by (seed, step, site, i). */
+void dropout_mask(float *mask, long n, float p, uint64_t seed, uint64_t step, uint64_t site);
+/* The embedding-sum dropout of SPEC 4.3 for (N,C): [CLS]/[SEP]/[MASK] rows kept
+ * unscaled (factor 1), [PAD] rows zeroed, other elements drawn as dropout_mask. */
+void token_dropout_mask(float *mask, const int *tokens, int N, int C, float p,
+                        uint64_t seed, uint64_t step, uint64_t site);
+/* out = inp * mask elementwise (out may alias inp) */
+void mul_forward(float *out, const float *inp, const float *mask, long n);
+/* dinp += dout * mask */
+void mul_backward(float *dinp, const float *dout, const float *mask, long n);
+
+/* out (N,C) = (inp - mean) * rstd * weight + bias, biased variance, eps 1e-5;
+ * mean and rstd (N) are saved for the backward. */
+void layernorm_forward(float *out, float *mean, float *rstd, const float *inp,
+                       const float *weight, const float *bias, int N, int C);
+void layernorm_backward(float *dinp, float *dweight, float *dbias, const float *dout,
+                        const float *inp, const float *weight, const float *mean,
+                        const float *rstd, int N, int C);
+
+/* Multi-head self-attention core. qkv is (B,T,3C) packed q,k,v (head h uses
+ * columns h*dh..(h+1)*dh of each); probs, used are (B,NH,T,T): softmax of
+ * q.k/sqrt(dh) over keys whose token is not [PAD] (others exactly 0), and the
+ * same after dropout (used = probs * drop_mask; drop_mask NULL = no dropout);
+ * out is (B,T,C), heads concatenated. */
+void attention_forward(float *out, float *probs, float *used, const float *qkv,
+                       const float *drop_mask, const int *tokens, int B, int T, int C, int NH);
+/* dqkv (B,T,3C) += gradient; scratch is (B,NH,T,T). */
+void attention_backward(float *dqkv, float *scratch, const float *dout, const float *qkv,
+                        const float *probs, const float *used, const float *drop_mask,
+                        int B, int T, int C, int NH);
+
+/* Activations, elementwise over n: relu, or gelu in the exact erf form. */
+void relu_forward(float *out, const float *inp, long n);
+void relu_backward(float *dinp, const float *dout, const float *inp, long n);
+void gelu_forward(float *out, const float *inp, long n);
+void gelu_backward(float *dinp, const float *dout, const float *inp, long n);
+
+/* Pooling (B,T,C) -> (B,C): mean over non-[PAD] positions, or position 0 ([CLS]). */
+void mean_pool_forward(float *out, const float *inp, const int *tokens, int B, int T, int C);
+void mean_pool_backward(float *dinp, const float *dout, const int *tokens, int B, int T, int C);
+void cls_pool_forward(float *out, const float *inp, int B, int T, int C);
+void cls_pool_backward(float *dinp, const float *dout, int B, int T, int C);
+
+/* Softmax cross-entropy: probs (B,NC) from logits; the loss is the mean over
+ * the batch, or PyTorch's weighted mean sum(w_y * nll) / sum(w_y) when
+ * weights (NC) is given. Returns the loss. */
+void softmax_forward(float *probs, const float *logits, int B, int NC);
+float crossentropy_forward(const float *logits, const int *labels, const float *weights, int B, int NC);
+/* dlogits (B,NC) = dloss/dlogits (set, not accumulated). */
+void crossentropy_backward(float *dlogits, const float *probs, const int *labels,
+                           const float *weights, int B, int NC);
+
+#endif

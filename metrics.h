@@ -1,0 +1,30 @@
+/* metrics.h: classification metrics and reports laid out like
+ * scikit-learn's classification_report, and the confusion matrix. */
+#ifndef METRICS_H
+#define METRICS_H
+
+#include <stdio.h>
+
+typedef struct {
+    int n_classes;
+    int total;
+    int *confusion;          /* (C,C): rows true, columns predicted */
+    double *precision;       /* (C) */
+    double *recall;
+    double *f1;
+    int *support;
+    double accuracy;
+    double macro_precision, macro_recall, macro_f1;
+    double weighted_precision, weighted_recall, weighted_f1;
+} ClassReport;
+
+/* Precision/recall/F1 are 0 where undefined (as sklearn's zero_division=0).
+ * Returns 0, or -1 on allocation failure or a label outside [0, C). */
+int report_compute(ClassReport *r, const int *y_true, const int *y_pred, int n, int n_classes);
+void report_free(ClassReport *r);
+/* The classification report (digits decimals, 2 like sklearn by default). */
+void report_print(const ClassReport *r, const char *const *labels, int digits, FILE *out);
+/* The confusion matrix with labels (rows true, columns predicted). */
+void confusion_print(const ClassReport *r, const char *const *labels, FILE *out);
+
+#endif

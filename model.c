@@ -1,0 +1,644 @@
+/* model.c: the transformer classifier: parameters in one allocation, forward
+ * and backward passes through the layers of layers.c, gradient clipping and
+ * AdamW (SPEC section 4). */
+#include "model.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "layers.h"
+#include "rng.h"
+
+/* Keys of the counter-based generator: one site per random draw location. */
+enum { SITE_EMBED_DROPOUT = 1, SITE_LAYER_BASE = 100, SITES_PER_LAYER = 10, SITE_INIT_BASE = 1000000 };
+enum { DROP_ATTENTION = 0, DROP_ATTN_OUT = 1, DROP_FFN_ACT = 2, DROP_FFN_OUT = 3 };
+
+#define ADAM_BETA1 0.9
+#define ADAM_BETA2 0.999
+#define ADAM_EPS 1e-8f
+#define CLIP_EPS 1e-6
+/* Sizes beyond these are refused before any arithmetic could overflow. */
+#define MAX_DIM (1 << 20)
+
+/* Parameter tensors of one encoder layer, as offsets into params/grads. */
+typedef struct {
+    size_t in_proj_w, in_proj_b, out_proj_w, out_proj_b;
+    size_t linear1_w, linear1_b, linear2_w, linear2_b;
+    size_t norm1_w, norm1_b, norm2_w, norm2_b;
+} LayerParams;
+
+/* Saved activations of one encoder layer (see the flow in layer_forward). */
+typedef struct {
+    float *ln1_out, *ln1_mean, *ln1_rstd;
+    float *qkv;
+    float *att_probs, *att_mask, *att_used;
+    float *att_heads, *att_proj, *drop1_mask, *resid1;
+    float *ln2_out, *ln2_mean, *ln2_rstd;
+    float *ff_pre, *ff_act, *ff_mask, *ff_drop, *ff_out, *drop2_mask, *resid2;
+} LayerActs;
+
+struct ModelActs {
+    float *arena;
+    int *tokens;        /* (B,T) copy of the last batch */
+    int *labels;        /* (B) */
+    int has_labels;
+    int training;
+    const float *class_weights;
+    float *emb_sum, *emb_mask, *x0;
+    LayerActs *layers;
+    float *final_out, *final_mean, *final_rstd;
+    float *pooled;
+    float *logits, *probs;
+    /* backward scratch */
+    float *d_logits, *d_pooled, *d_stream, *d_stream2, *d_ln, *d_proj, *d_heads, *d_qkv;
+    float *d_ff_a, *d_ff_b, *d_att;
+    /* parameter offsets */
+    size_t embedding, pos_embedding, final_norm_w, final_norm_b, head_w, head_b;
+    LayerParams *layer_params;
+};
+
+/* ---------------------------------------------------------------- config */
+
+ModelConfig model_config_default(void) {
+    ModelConfig cfg = {
+        .vocab_size = 0, .max_len = 64, .d_model = 64, .n_heads = 4, .d_ff = 256, .n_layers = 2,
+        .n_classes = 0, .dropout = 0.1f, .activation = ACT_RELU, .norm = NORM_POST,
+        .pool = POOL_MEAN, .pe = PE_SINUSOIDAL, .emb_scale = 0.0f,
+    };
+    return cfg;
+}
+
+static int check_range(const char *option, long value, long lo, long hi, char *err, size_t errlen) {
+    if (value >= lo && value <= hi) return 0;
+    snprintf(err, errlen, "%s must be between %ld and %ld (got %ld)", option, lo, hi, value);
+    return -1;
+}
+
+int model_config_check(const ModelConfig *cfg, char *err, size_t errlen) {
+    if (check_range("--vocab-size", cfg->vocab_size, N_SPECIAL_TOKENS + 1, MAX_DIM * 16L, err, errlen) ||
+        check_range("--max-len", cfg->max_len, 3, 65536, err, errlen) ||
+        check_range("--d-model", cfg->d_model, 1, MAX_DIM, err, errlen) ||
+        check_range("--heads", cfg->n_heads, 1, MAX_DIM, err, errlen) ||
+        check_range("--d-ff", cfg->d_ff, 1, MAX_DIM, err, errlen) ||
+        check_range("--layers", cfg->n_layers, 1, 1000, err, errlen) ||
+        check_range("number of classes", cfg->n_classes, 2, 1 << 16, err, errlen))
+        return -1;
+    if (cfg->d_model % cfg->n_heads != 0) {
+        snprintf(err, errlen, "--d-model %d is not divisible by --heads %d", cfg->d_model, cfg->n_heads);
+        return -1;
+    }
+    if (cfg->pe == PE_SINUSOIDAL && cfg->d_model % 2 != 0) {
+        snprintf(err, errlen, "--d-model %d is odd; sinusoidal positional encoding needs an even width "
+                 "(or use --pe learned|none)", cfg->d_model);
+        return -1;
+    }
+    if (!(cfg->dropout >= 0.0f && cfg->dropout < 1.0f)) {
+        snprintf(err, errlen, "--dropout must be in [0, 1) (got %g)", cfg->dropout);
+        return -1;
+    }
+    if (!isfinite(cfg->emb_scale) || cfg->emb_scale <= 0.0f) {
+        snprintf(err, errlen, "emb_scale must be a positive number (got %g)", cfg->emb_scale);
+        return -1;
+    }
+    if ((unsigned)cfg->activation > ACT_GELU || (unsigned)cfg->norm > NORM_PRE ||
+        (unsigned)cfg->pool > POOL_CLS || (unsigned)cfg->pe > PE_NONE) {
+        snprintf(err, errlen, "unknown activation, norm, pool or pe value");
+        return -1;
+    }
+    return 0;
+}
+
+/* ------------------------------------------------------- parameter table */
+
+static size_t add_tensor(Model *m, const char *name, int rows, int cols, int decay) {
+    ParamTensor *t = &m->tensors[m->n_tensors++];
+    snprintf(t->name, sizeof t->name, "%s", name);
+    t->ndim = cols > 0 ? 2 : 1;
+    t->shape[0] = rows;
+    t->shape[1] = cols > 0 ? cols : 0;
+    t->size = (size_t)rows * (size_t)(cols > 0 ? cols : 1);
+    t->offset = m->n_params;
+    t->decay = decay;
+    m->n_params += t->size;
+    return t->offset;
+}
+
+/* Lays out every tensor, in state_dict order; fills the offsets in acts. */
+static void layout_params(Model *m, ModelActs *a) {
+    const ModelConfig *c = &m->cfg;
+    int d = c->d_model;
+    char name[64];
+    m->n_tensors = 0;
+    m->n_params = 0;
+    a->embedding = add_tensor(m, "embedding.weight", c->vocab_size, d, 1);
+    if (c->pe == PE_LEARNED) a->pos_embedding = add_tensor(m, "pos_embedding.weight", c->max_len, d, 1);
+    for (int l = 0; l < c->n_layers; l++) {
+        LayerParams *p = &a->layer_params[l];
+#define LAYER_TENSOR(field, suffix, rows, cols, decay) \
+        snprintf(name, sizeof name, "encoder.layers.%d.%s", l, suffix); \
+        p->field = add_tensor(m, name, rows, cols, decay)
+        LAYER_TENSOR(in_proj_w, "self_attn.in_proj_weight", 3 * d, d, 1);
+        LAYER_TENSOR(in_proj_b, "self_attn.in_proj_bias", 3 * d, 0, 0);
+        LAYER_TENSOR(out_proj_w, "self_attn.out_proj.weight", d, d, 1);
+        LAYER_TENSOR(out_proj_b, "self_attn.out_proj.bias", d, 0, 0);
+        LAYER_TENSOR(linear1_w, "linear1.weight", c->d_ff, d, 1);
+        LAYER_TENSOR(linear1_b, "linear1.bias", c->d_ff, 0, 0);
+        LAYER_TENSOR(linear2_w, "linear2.weight", d, c->d_ff, 1);
+        LAYER_TENSOR(linear2_b, "linear2.bias", d, 0, 0);
+        LAYER_TENSOR(norm1_w, "norm1.weight", d, 0, 0);
+        LAYER_TENSOR(norm1_b, "norm1.bias", d, 0, 0);
+        LAYER_TENSOR(norm2_w, "norm2.weight", d, 0, 0);
+        LAYER_TENSOR(norm2_b, "norm2.bias", d, 0, 0);
+#undef LAYER_TENSOR
+    }
+    if (c->norm == NORM_PRE) {
+        a->final_norm_w = add_tensor(m, "encoder.norm.weight", d, 0, 0);
+        a->final_norm_b = add_tensor(m, "encoder.norm.bias", d, 0, 0);
+    }
+    a->head_w = add_tensor(m, "head.weight", c->n_classes, d, 1);
+    a->head_b = add_tensor(m, "head.bias", c->n_classes, 0, 0);
+}
+
+const ParamTensor *model_find_tensor(const Model *m, const char *name) {
+    for (int i = 0; i < m->n_tensors; i++)
+        if (strcmp(m->tensors[i].name, name) == 0) return &m->tensors[i];
+    return NULL;
+}
+
+/* ------------------------------------------------------ activation arena */
+
+/* Walks every activation buffer in a fixed order: with base NULL it only
+ * counts floats; with an arena it also sets the pointers. */
+static size_t layout_acts(ModelActs *a, const ModelConfig *c, int max_batch, float *base) {
+    size_t N = (size_t)max_batch * c->max_len, d = c->d_model, f = c->d_ff;
+    size_t att = (size_t)max_batch * c->n_heads * c->max_len * c->max_len;
+    size_t B = max_batch, NC = c->n_classes;
+    size_t used = 0;
+#define TAKE(ptr, count) do { if (base) (ptr) = base + used; used += (count); } while (0)
+    TAKE(a->emb_sum, N * d);
+    TAKE(a->emb_mask, N * d);
+    TAKE(a->x0, N * d);
+    for (int l = 0; l < c->n_layers; l++) {
+        LayerActs *la = &a->layers[l];
+        TAKE(la->ln1_out, N * d); TAKE(la->ln1_mean, N); TAKE(la->ln1_rstd, N);
+        TAKE(la->qkv, 3 * N * d);
+        TAKE(la->att_probs, att); TAKE(la->att_mask, att); TAKE(la->att_used, att);
+        TAKE(la->att_heads, N * d); TAKE(la->att_proj, N * d); TAKE(la->drop1_mask, N * d);
+        TAKE(la->resid1, N * d);
+        TAKE(la->ln2_out, N * d); TAKE(la->ln2_mean, N); TAKE(la->ln2_rstd, N);
+        TAKE(la->ff_pre, N * f); TAKE(la->ff_act, N * f); TAKE(la->ff_mask, N * f);
+        TAKE(la->ff_drop, N * f); TAKE(la->ff_out, N * d); TAKE(la->drop2_mask, N * d);
+        TAKE(la->resid2, N * d);
+    }
+    TAKE(a->final_out, N * d); TAKE(a->final_mean, N); TAKE(a->final_rstd, N);
+    TAKE(a->pooled, B * d);
+    TAKE(a->logits, B * NC); TAKE(a->probs, B * NC);
+    TAKE(a->d_logits, B * NC); TAKE(a->d_pooled, B * d);
+    TAKE(a->d_stream, N * d); TAKE(a->d_stream2, N * d); TAKE(a->d_ln, N * d);
+    TAKE(a->d_proj, N * d); TAKE(a->d_heads, N * d); TAKE(a->d_qkv, 3 * N * d);
+    TAKE(a->d_ff_a, N * f); TAKE(a->d_ff_b, N * f); TAKE(a->d_att, att);
+#undef TAKE
+    return used;
+}
+
+static size_t count_params(const ModelConfig *c) {
+    size_t d = c->d_model, f = c->d_ff;
+    size_t per_layer = 3 * d * d + 3 * d + d * d + d + f * d + f + d * f + d + 4 * d;
+    size_t n = (size_t)c->vocab_size * d + per_layer * c->n_layers + (size_t)c->n_classes * (d + 1);
+    if (c->pe == PE_LEARNED) n += (size_t)c->max_len * d;
+    if (c->norm == NORM_PRE) n += 2 * d;
+    return n;
+}
+
+size_t model_memory_bytes(const ModelConfig *c, int max_batch) {
+    /* Estimated in double first so absurd configs cannot overflow size_t. */
+    double N = (double)max_batch * c->max_len, d = c->d_model, f = c->d_ff;
+    double att = (double)max_batch * c->n_heads * c->max_len * c->max_len;
+    double per_layer_acts = N * (13 * d + 4 * f + 4) + 3 * att;
+    double params = (double)c->vocab_size * d + c->n_layers * (4 * d * d + 2 * d * f + 9 * d + f) +
+                    (double)c->max_len * d + (double)c->n_classes * (d + 1) + 2 * d;
+    double floats = 4 * params + c->n_layers * per_layer_acts + N * (11 * d + 2 * f + 3) + 4 * att +
+                    (double)max_batch * (2 * d + 4 * c->n_classes) + (double)c->max_len * d;
+    double bytes = floats * sizeof(float) + N * sizeof(int) * 2;
+    return bytes > (double)(SIZE_MAX / 2) ? SIZE_MAX / 2 : (size_t)bytes;
+}
+
+/* --------------------------------------------------------- create / free */
+
+void model_free(Model *m) {
+    if (!m) return;
+    if (m->acts) {
+        free(m->acts->arena);
+        free(m->acts->tokens);
+        free(m->acts->layers);
+        free(m->acts->layer_params);
+        free(m->acts);
+    }
+    free(m->params);
+    free(m->grads);
+    free(m->adam_m);
+    free(m->adam_v);
+    free(m->pe_table);
+    free(m);
+}
+
+Model *model_create(const ModelConfig *cfg, int max_batch, char *err, size_t errlen) {
+    if (model_config_check(cfg, err, errlen) != 0) return NULL;
+    if (max_batch < 1 || max_batch > MAX_DIM) {
+        snprintf(err, errlen, "--batch-size must be between 1 and %d (got %d)", MAX_DIM, max_batch);
+        return NULL;
+    }
+    if (count_params(cfg) > ((size_t)1 << 34)) {
+        snprintf(err, errlen, "model too large: %zu parameters", count_params(cfg));
+        return NULL;
+    }
+    Model *m = calloc(1, sizeof *m);
+    ModelActs *a = m ? calloc(1, sizeof *a) : NULL;
+    if (!a) goto out_of_memory;
+    m->cfg = *cfg;
+    m->max_batch = max_batch;
+    m->acts = a;
+    a->layers = calloc((size_t)cfg->n_layers, sizeof *a->layers);
+    a->layer_params = calloc((size_t)cfg->n_layers, sizeof *a->layer_params);
+    if (!a->layers || !a->layer_params) goto out_of_memory;
+    if (4 * cfg->n_layers + 6 > MODEL_MAX_TENSORS) {
+        snprintf(err, errlen, "--layers %d is more than this build supports (%d)", cfg->n_layers,
+                 (MODEL_MAX_TENSORS - 6) / 12);
+        model_free(m);
+        return NULL;
+    }
+    layout_params(m, a);
+    m->params = calloc(m->n_params, sizeof(float));
+    m->grads = calloc(m->n_params, sizeof(float));
+    m->adam_m = calloc(m->n_params, sizeof(float));
+    m->adam_v = calloc(m->n_params, sizeof(float));
+    m->acts_floats = layout_acts(a, cfg, max_batch, NULL);
+    a->arena = calloc(m->acts_floats, sizeof(float));
+    a->tokens = calloc((size_t)max_batch * cfg->max_len + max_batch, sizeof(int));
+    if (!m->params || !m->grads || !m->adam_m || !m->adam_v || !a->arena || !a->tokens) goto out_of_memory;
+    a->labels = a->tokens + (size_t)max_batch * cfg->max_len;
+    layout_acts(a, cfg, max_batch, a->arena);
+    m->logits = a->logits;
+    m->probs = a->probs;
+    if (cfg->pe == PE_SINUSOIDAL) {
+        m->pe_table = malloc(sizeof(float) * cfg->max_len * cfg->d_model);
+        if (!m->pe_table) goto out_of_memory;
+        sinusoidal_table(m->pe_table, cfg->max_len, cfg->d_model);
+    }
+    return m;
+out_of_memory:
+    snprintf(err, errlen, "out of memory: this model and batch need about %zu bytes",
+             model_memory_bytes(cfg, max_batch));
+    model_free(m);
+    return NULL;
+}
+
+/* ------------------------------------------------------------------ init */
+
+static void fill_uniform(float *x, size_t n, double bound, uint64_t seed, uint64_t site) {
+    for (size_t i = 0; i < n; i++)
+        x[i] = (float)((2.0 * rng_uniform_double(seed, 0, site, i) - 1.0) * bound);
+}
+
+static void fill_normal(float *x, size_t n, double std, uint64_t seed, uint64_t site) {
+    /* Box-Muller on two keyed uniforms per value */
+    for (size_t i = 0; i < n; i++) {
+        double u1 = 1.0 - rng_uniform_double(seed, 0, site, 2 * i);   /* (0, 1] */
+        double u2 = rng_uniform_double(seed, 0, site, 2 * i + 1);
+        x[i] = (float)(std * sqrt(-2.0 * log(u1)) * cos(2.0 * M_PI * u2));
+    }
+}
+
+/* PyTorch's defaults: Linear weight and bias U(-1/sqrt(fan_in), 1/sqrt(fan_in));
+ * in_proj Xavier-uniform with zero bias; out_proj bias zero; LayerNorm 1 and 0;
+ * embedding N(0, 1/sqrt(d)) (SPEC 4.1); learned positions N(0, 0.02). */
+void model_init(Model *m, uint64_t seed) {
+    const ModelConfig *c = &m->cfg;
+    for (int i = 0; i < m->n_tensors; i++) {
+        const ParamTensor *t = &m->tensors[i];
+        float *x = m->params + t->offset;
+        uint64_t site = SITE_INIT_BASE + (uint64_t)i;
+        const char *name = t->name;
+        size_t len = strlen(name);
+        int fan_in = t->ndim == 2 ? t->shape[1] : 0;
+#define ENDS_WITH(s) (len >= strlen(s) && strcmp(name + len - strlen(s), s) == 0)
+        if (strcmp(name, "embedding.weight") == 0) fill_normal(x, t->size, 1.0 / sqrt(c->d_model), seed, site);
+        else if (strcmp(name, "pos_embedding.weight") == 0) fill_normal(x, t->size, 0.02, seed, site);
+        else if (ENDS_WITH("in_proj_weight"))
+            fill_uniform(x, t->size, sqrt(6.0 / (t->shape[0] + t->shape[1])), seed, site);
+        else if (ENDS_WITH("in_proj_bias") || ENDS_WITH("out_proj.bias")) memset(x, 0, t->size * sizeof *x);
+        else if (strstr(name, "norm") && ENDS_WITH(".weight")) for (size_t k = 0; k < t->size; k++) x[k] = 1.0f;
+        else if (strstr(name, "norm") && ENDS_WITH(".bias")) memset(x, 0, t->size * sizeof *x);
+        else if (t->ndim == 2) fill_uniform(x, t->size, 1.0 / sqrt(fan_in), seed, site);
+        else fill_uniform(x, t->size, 1.0 / sqrt(m->tensors[i - 1].shape[1]), seed, site); /* Linear bias */
+#undef ENDS_WITH
+    }
+    memset(m->grads, 0, m->n_params * sizeof(float));
+    memset(m->adam_m, 0, m->n_params * sizeof(float));
+    memset(m->adam_v, 0, m->n_params * sizeof(float));
+    m->adam_step = 0;
+}
+
+/* --------------------------------------------------------------- forward */
+
+static uint64_t layer_site(int layer, int which) {
+    return SITE_LAYER_BASE + (uint64_t)layer * SITES_PER_LAYER + (uint64_t)which;
+}
+
+/* x (B,T,d) -> layer output. Post-norm (PyTorch default):
+ *   r1 = x + drop(attn(x)); y1 = LN1(r1); r2 = y1 + drop(ffn(y1)); out = LN2(r2)
+ * Pre-norm (norm_first):
+ *   y1 = LN1(x); r1 = x + drop(attn(y1)); y2 = LN2(r1); out = r2 = r1 + drop(ffn(y2)) */
+static const float *layer_forward(Model *m, int l, const float *x, int B, int T, const ForwardOptions *opt) {
+    const ModelConfig *c = &m->cfg;
+    ModelActs *a = m->acts;
+    LayerActs *la = &a->layers[l];
+    const LayerParams *lp = &a->layer_params[l];
+    const float *P = m->params;
+    int N = B * T, d = c->d_model, f = c->d_ff;
+    long Nd = (long)N * d, Nf = (long)N * f, att = (long)B * c->n_heads * T * T;
+    int dropout = opt->training && c->dropout > 0.0f;
+    int pre = c->norm == NORM_PRE;
+
+    const float *attn_in = x;
+    if (pre) {
+        layernorm_forward(la->ln1_out, la->ln1_mean, la->ln1_rstd, x, P + lp->norm1_w, P + lp->norm1_b, N, d);
+        attn_in = la->ln1_out;
+    }
+    linear_forward(la->qkv, attn_in, P + lp->in_proj_w, P + lp->in_proj_b, N, d, 3 * d);
+    if (dropout) dropout_mask(la->att_mask, att, c->dropout, opt->seed, opt->step, layer_site(l, DROP_ATTENTION));
+    attention_forward(la->att_heads, la->att_probs, la->att_used, la->qkv, dropout ? la->att_mask : NULL,
+                      a->tokens, B, T, d, c->n_heads);
+    linear_forward(la->att_proj, la->att_heads, P + lp->out_proj_w, P + lp->out_proj_b, N, d, d);
+    if (dropout) {
+        dropout_mask(la->drop1_mask, Nd, c->dropout, opt->seed, opt->step, layer_site(l, DROP_ATTN_OUT));
+        mul_forward(la->att_proj, la->att_proj, la->drop1_mask, Nd);
+    }
+    for (long i = 0; i < Nd; i++) la->resid1[i] = x[i] + la->att_proj[i];
+
+    const float *ffn_in;
+    if (pre) {
+        layernorm_forward(la->ln2_out, la->ln2_mean, la->ln2_rstd, la->resid1, P + lp->norm2_w, P + lp->norm2_b, N, d);
+        ffn_in = la->ln2_out;
+    } else {
+        layernorm_forward(la->ln1_out, la->ln1_mean, la->ln1_rstd, la->resid1, P + lp->norm1_w, P + lp->norm1_b, N, d);
+        ffn_in = la->ln1_out;
+    }
+    linear_forward(la->ff_pre, ffn_in, P + lp->linear1_w, P + lp->linear1_b, N, d, f);
+    if (c->activation == ACT_GELU) gelu_forward(la->ff_act, la->ff_pre, Nf);
+    else relu_forward(la->ff_act, la->ff_pre, Nf);
+    const float *ff_hidden = la->ff_act;
+    if (dropout) {
+        dropout_mask(la->ff_mask, Nf, c->dropout, opt->seed, opt->step, layer_site(l, DROP_FFN_ACT));
+        mul_forward(la->ff_drop, la->ff_act, la->ff_mask, Nf);
+        ff_hidden = la->ff_drop;
+    }
+    linear_forward(la->ff_out, ff_hidden, P + lp->linear2_w, P + lp->linear2_b, N, f, d);
+    if (dropout) {
+        dropout_mask(la->drop2_mask, Nd, c->dropout, opt->seed, opt->step, layer_site(l, DROP_FFN_OUT));
+        mul_forward(la->ff_out, la->ff_out, la->drop2_mask, Nd);
+    }
+    /* the second residual adds to r1 (pre-norm) or to LN1's output (post-norm) */
+    const float *residual = pre ? la->resid1 : ffn_in;
+    for (long i = 0; i < Nd; i++) la->resid2[i] = residual[i] + la->ff_out[i];
+    if (pre) return la->resid2;
+    layernorm_forward(la->ln2_out, la->ln2_mean, la->ln2_rstd, la->resid2, P + lp->norm2_w, P + lp->norm2_b, N, d);
+    return la->ln2_out;
+}
+
+float model_forward(Model *m, const int *tokens, const int *labels, int B, int T, const ForwardOptions *opt) {
+    const ModelConfig *c = &m->cfg;
+    ModelActs *a = m->acts;
+    const float *P = m->params;
+    int N = B * T, d = c->d_model;
+    long Nd = (long)N * d;
+    m->batch = B;
+    m->seq_len = T;
+    /* ids outside the vocabulary cannot come from the data module; map them to [UNK] */
+    for (int i = 0; i < N; i++)
+        a->tokens[i] = tokens[i] >= 0 && tokens[i] < c->vocab_size ? tokens[i] : TOKEN_UNK;
+    a->has_labels = labels != NULL;
+    if (labels) memcpy(a->labels, labels, sizeof(int) * B);
+    a->training = opt->training;
+    a->class_weights = opt->class_weights;
+
+    const float *pos = c->pe == PE_SINUSOIDAL ? m->pe_table : c->pe == PE_LEARNED ? P + a->pos_embedding : NULL;
+    embedding_forward(a->emb_sum, a->tokens, P + a->embedding, c->emb_scale, pos, N, T, d);
+    const float *x = a->emb_sum;
+    if (opt->training) {
+        token_dropout_mask(a->emb_mask, a->tokens, N, d, c->dropout, opt->seed, opt->step, SITE_EMBED_DROPOUT);
+        mul_forward(a->x0, a->emb_sum, a->emb_mask, Nd);
+        x = a->x0;
+    }
+    for (int l = 0; l < c->n_layers; l++) x = layer_forward(m, l, x, B, T, opt);
+    if (c->norm == NORM_PRE) {
+        layernorm_forward(a->final_out, a->final_mean, a->final_rstd, x, P + a->final_norm_w,
+                          P + a->final_norm_b, N, d);
+        x = a->final_out;
+    }
+    if (c->pool == POOL_MEAN) mean_pool_forward(a->pooled, x, a->tokens, B, T, d);
+    else cls_pool_forward(a->pooled, x, B, T, d);
+    linear_forward(a->logits, a->pooled, P + a->head_w, P + a->head_b, B, d, c->n_classes);
+    softmax_forward(a->probs, a->logits, B, c->n_classes);
+    m->loss = labels ? crossentropy_forward(a->logits, a->labels, opt->class_weights, B, c->n_classes) : 0.0f;
+    return m->loss;
+}
+
+/* -------------------------------------------------------------- backward */
+
+/* dout is the gradient of the layer output; writes the gradient of the
+ * layer input x into dx (overwritten). Mirrors layer_forward. */
+static void layer_backward(Model *m, int l, const float *x, const float *dout, float *dx, int B, int T) {
+    const ModelConfig *c = &m->cfg;
+    ModelActs *a = m->acts;
+    LayerActs *la = &a->layers[l];
+    const LayerParams *lp = &a->layer_params[l];
+    const float *P = m->params;
+    float *G = m->grads;
+    int N = B * T, d = c->d_model, f = c->d_ff;
+    long Nd = (long)N * d, Nf = (long)N * f;
+    int dropout = a->training && c->dropout > 0.0f;
+    int pre = c->norm == NORM_PRE;
+    float *d_resid2 = a->d_stream2, *d_ffn_in = a->d_ln;
+
+    /* through LN2 (post) or straight (pre) to the second residual sum */
+    if (pre) {
+        memcpy(d_resid2, dout, sizeof(float) * Nd);
+    } else {
+        memset(d_resid2, 0, sizeof(float) * Nd);
+        layernorm_backward(d_resid2, G + lp->norm2_w, G + lp->norm2_b, dout, la->resid2, P + lp->norm2_w,
+                           la->ln2_mean, la->ln2_rstd, N, d);
+    }
+    /* FFN branch: d_ff_out -> linear2 -> dropout -> activation -> linear1 */
+    float *d_ff_out = a->d_proj;
+    memcpy(d_ff_out, d_resid2, sizeof(float) * Nd);
+    if (dropout) for (long i = 0; i < Nd; i++) d_ff_out[i] *= la->drop2_mask[i];
+    memset(a->d_ff_a, 0, sizeof(float) * Nf);
+    linear_backward(a->d_ff_a, G + lp->linear2_w, G + lp->linear2_b, d_ff_out, dropout ? la->ff_drop : la->ff_act,
+                    P + lp->linear2_w, N, f, d);
+    if (dropout) for (long i = 0; i < Nf; i++) a->d_ff_a[i] *= la->ff_mask[i];
+    memset(a->d_ff_b, 0, sizeof(float) * Nf);
+    if (c->activation == ACT_GELU) gelu_backward(a->d_ff_b, a->d_ff_a, la->ff_pre, Nf);
+    else relu_backward(a->d_ff_b, a->d_ff_a, la->ff_pre, Nf);
+    const float *ffn_in = pre ? la->ln2_out : la->ln1_out;
+    /* d of the FFN input: the residual path (post-norm) plus linear1's input gradient */
+    if (pre) memset(d_ffn_in, 0, sizeof(float) * Nd);
+    else memcpy(d_ffn_in, d_resid2, sizeof(float) * Nd);
+    linear_backward(d_ffn_in, G + lp->linear1_w, G + lp->linear1_b, a->d_ff_b, ffn_in, P + lp->linear1_w, N, d, f);
+
+    /* to the first residual sum r1 */
+    float *d_resid1 = a->d_stream2;   /* d_resid2 is no longer needed */
+    if (pre) {
+        /* r2 = r1 + ffn(LN2(r1)): residual path already in d_stream2 */
+        layernorm_backward(d_resid1, G + lp->norm2_w, G + lp->norm2_b, d_ffn_in, la->resid1, P + lp->norm2_w,
+                           la->ln2_mean, la->ln2_rstd, N, d);
+    } else {
+        memset(d_resid1, 0, sizeof(float) * Nd);
+        layernorm_backward(d_resid1, G + lp->norm1_w, G + lp->norm1_b, d_ffn_in, la->resid1, P + lp->norm1_w,
+                           la->ln1_mean, la->ln1_rstd, N, d);
+    }
+    /* attention branch */
+    float *d_att_proj = a->d_proj;
+    memcpy(d_att_proj, d_resid1, sizeof(float) * Nd);
+    if (dropout) for (long i = 0; i < Nd; i++) d_att_proj[i] *= la->drop1_mask[i];
+    memset(a->d_heads, 0, sizeof(float) * Nd);
+    linear_backward(a->d_heads, G + lp->out_proj_w, G + lp->out_proj_b, d_att_proj, la->att_heads,
+                    P + lp->out_proj_w, N, d, d);
+    memset(a->d_qkv, 0, sizeof(float) * 3 * Nd);
+    attention_backward(a->d_qkv, a->d_att, a->d_heads, la->qkv, la->att_probs, la->att_used,
+                       dropout ? la->att_mask : NULL, B, T, d, c->n_heads);
+    /* to x: residual path plus the attention input's gradient */
+    memcpy(dx, d_resid1, sizeof(float) * Nd);
+    if (pre) {
+        memset(a->d_ln, 0, sizeof(float) * Nd);
+        linear_backward(a->d_ln, G + lp->in_proj_w, G + lp->in_proj_b, a->d_qkv, la->ln1_out, P + lp->in_proj_w,
+                        N, d, 3 * d);
+        layernorm_backward(dx, G + lp->norm1_w, G + lp->norm1_b, a->d_ln, x, P + lp->norm1_w,
+                           la->ln1_mean, la->ln1_rstd, N, d);
+    } else {
+        linear_backward(dx, G + lp->in_proj_w, G + lp->in_proj_b, a->d_qkv, x, P + lp->in_proj_w, N, d, 3 * d);
+    }
+}
+
+/* The input of layer l as saved by the forward. */
+static const float *layer_input(const Model *m, int l) {
+    const ModelActs *a = m->acts;
+    if (l == 0) return a->training ? a->x0 : a->emb_sum;
+    const LayerActs *prev = &a->layers[l - 1];
+    return m->cfg.norm == NORM_PRE ? prev->resid2 : prev->ln2_out;
+}
+
+void model_backward(Model *m) {
+    const ModelConfig *c = &m->cfg;
+    ModelActs *a = m->acts;
+    const float *P = m->params;
+    float *G = m->grads;
+    int B = m->batch, T = m->seq_len, N = B * T, d = c->d_model, NC = c->n_classes;
+    long Nd = (long)N * d;
+    if (!a->has_labels) return;
+    model_zero_grad(m);
+
+    crossentropy_backward(a->d_logits, a->probs, a->labels, a->class_weights, B, NC);
+    memset(a->d_pooled, 0, sizeof(float) * B * d);
+    linear_backward(a->d_pooled, G + a->head_w, G + a->head_b, a->d_logits, a->pooled, P + a->head_w, B, d, NC);
+
+    /* gradient of the encoder output, in d_stream */
+    float *d_enc = c->norm == NORM_PRE ? a->d_ln : a->d_stream;
+    memset(d_enc, 0, sizeof(float) * Nd);
+    if (c->pool == POOL_MEAN) mean_pool_backward(d_enc, a->d_pooled, a->tokens, B, T, d);
+    else cls_pool_backward(d_enc, a->d_pooled, B, T, d);
+    if (c->norm == NORM_PRE) {
+        const float *last = layer_input(m, c->n_layers);
+        memset(a->d_stream, 0, sizeof(float) * Nd);
+        layernorm_backward(a->d_stream, G + a->final_norm_w, G + a->final_norm_b, d_enc, last,
+                           P + a->final_norm_w, a->final_mean, a->final_rstd, N, d);
+    }
+    /* layer by layer: layer_backward reads d_stream (its output gradient) before it
+     * overwrites it with its input gradient */
+    for (int l = c->n_layers - 1; l >= 0; l--)
+        layer_backward(m, l, layer_input(m, l), a->d_stream, a->d_stream, B, T);
+    /* embedding sum -> through the masked dropout -> table and learned positions */
+    float *d_emb = a->d_stream;
+    if (a->training) for (long i = 0; i < Nd; i++) d_emb[i] *= a->emb_mask[i];
+    embedding_backward(G + a->embedding, c->pe == PE_LEARNED ? G + a->pos_embedding : NULL, d_emb, a->tokens,
+                       c->emb_scale, B, T, d, c->vocab_size);
+}
+
+void model_zero_grad(Model *m) {
+    memset(m->grads, 0, m->n_params * sizeof(float));
+}
+
+/* ------------------------------------------------------------- optimizer */
+
+double model_grad_norm(const Model *m) {
+    double total = 0.0;
+    for (size_t i = 0; i < m->n_params; i++) total += (double)m->grads[i] * m->grads[i];
+    return sqrt(total);
+}
+
+double model_clip_grads(Model *m, double max_norm) {
+    double norm = model_grad_norm(m);
+    if (max_norm > 0.0 && norm > max_norm) {
+        float coef = (float)(max_norm / (norm + CLIP_EPS));
+        for (size_t i = 0; i < m->n_params; i++) m->grads[i] *= coef;
+    }
+    return norm;
+}
+
+void model_adamw_step(Model *m, float lr, float weight_decay) {
+    m->adam_step++;
+    double bias1 = 1.0 - pow(ADAM_BETA1, (double)m->adam_step);
+    double bias2 = 1.0 - pow(ADAM_BETA2, (double)m->adam_step);
+    float step_size = (float)(lr / bias1);
+    float bias2_sqrt = (float)sqrt(bias2);
+    float b1 = (float)ADAM_BETA1, b2 = (float)ADAM_BETA2;
+    float one_minus_b1 = (float)(1.0 - ADAM_BETA1), one_minus_b2 = (float)(1.0 - ADAM_BETA2);
+    for (int k = 0; k < m->n_tensors; k++) {
+        const ParamTensor *t = &m->tensors[k];
+        float decay = t->decay ? (float)(1.0 - (double)lr * weight_decay) : 1.0f;
+        float *p = m->params + t->offset, *g = m->grads + t->offset;
+        float *mo = m->adam_m + t->offset, *v = m->adam_v + t->offset;
+        long n = (long)t->size;
+        /* PyTorch order: decay the weight, update the moments, then the step */
+        #pragma omp parallel for schedule(static)
+        for (long i = 0; i < n; i++) {
+            p[i] *= decay;
+            mo[i] = mo[i] * b1 + g[i] * one_minus_b1;
+            v[i] = v[i] * b2 + one_minus_b2 * g[i] * g[i];
+            float denom = sqrtf(v[i]) / bias2_sqrt + ADAM_EPS;
+            p[i] -= step_size * (mo[i] / denom);
+        }
+    }
+}
+
+/* ------------------------------------------------------------ enum names */
+
+static const char *const ACTIVATION_NAMES[] = {"relu", "gelu"};
+static const char *const NORM_NAMES[] = {"post", "pre"};
+static const char *const POOL_NAMES[] = {"mean", "cls"};
+static const char *const PE_NAMES[] = {"sinusoidal", "learned", "none"};
+
+static int parse_name(const char *s, const char *const *names, int count) {
+    for (int i = 0; s && i < count; i++)
+        if (strcmp(s, names[i]) == 0) return i;
+    return -1;
+}
+
+const char *activation_name(Activation v) { return ACTIVATION_NAMES[v]; }
+const char *norm_name(NormPlacement v) { return NORM_NAMES[v]; }
+const char *pool_name(Pooling v) { return POOL_NAMES[v]; }
+const char *pe_name(PosEncoding v) { return PE_NAMES[v]; }
+
+#define DEFINE_PARSE(fn, type, names) \
+    int fn(const char *s, type *out) { \
+        int i = parse_name(s, names, (int)(sizeof names / sizeof *names)); \
+        if (i < 0) return -1; \
+        *out = (type)i; \
+        return 0; \
+    }
+DEFINE_PARSE(activation_parse, Activation, ACTIVATION_NAMES)
+DEFINE_PARSE(norm_parse, NormPlacement, NORM_NAMES)
+DEFINE_PARSE(pool_parse, Pooling, POOL_NAMES)
+DEFINE_PARSE(pe_parse, PosEncoding, PE_NAMES)

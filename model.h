@@ -1,0 +1,143 @@
+/* model.h: a transformer-encoder sequence classifier with hand-written
+ * backpropagation and AdamW (SPEC section 4). The model knows token ids,
+ * labels and its own checkpoint file; nothing about text or the terminal. */
+#ifndef MODEL_H
+#define MODEL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Special token ids, fixed by the spec. */
+enum { TOKEN_PAD = 0, TOKEN_UNK = 1, TOKEN_CLS = 2, TOKEN_SEP = 3, TOKEN_MASK = 4, N_SPECIAL_TOKENS = 5 };
+
+typedef enum { ACT_RELU = 0, ACT_GELU = 1 } Activation;
+typedef enum { NORM_POST = 0, NORM_PRE = 1 } NormPlacement;
+typedef enum { POOL_MEAN = 0, POOL_CLS = 1 } Pooling;
+typedef enum { PE_SINUSOIDAL = 0, PE_LEARNED = 1, PE_NONE = 2 } PosEncoding;
+
+typedef struct {
+    int vocab_size;   /* including the 5 specials */
+    int max_len;      /* longest sequence, [CLS] and [SEP] included */
+    int d_model;
+    int n_heads;
+    int d_ff;
+    int n_layers;
+    int n_classes;
+    float dropout;
+    Activation activation;
+    NormPlacement norm;
+    Pooling pool;
+    PosEncoding pe;
+    float emb_scale;  /* multiplies the embedding lookup; sqrt(d_model) by default */
+} ModelConfig;
+
+/* One named parameter tensor: a view into the model's single parameter,
+ * gradient and moment allocations. Names are the PyTorch twin's state_dict keys. */
+typedef struct {
+    char name[64];
+    int ndim;
+    int shape[2];
+    size_t size;        /* number of floats */
+    size_t offset;      /* into params, grads, adam_m, adam_v */
+    int decay;          /* 1: AdamW weight decay applies (matrices, embeddings) */
+} ParamTensor;
+
+#define MODEL_MAX_TENSORS 256
+
+typedef struct ModelActs ModelActs;
+
+typedef struct {
+    ModelConfig cfg;
+    int max_batch;
+
+    ParamTensor tensors[MODEL_MAX_TENSORS];
+    int n_tensors;
+    size_t n_params;
+    float *params;      /* one allocation each, n_params floats */
+    float *grads;
+    float *adam_m;
+    float *adam_v;
+    long adam_step;     /* AdamW steps taken */
+
+    float *pe_table;    /* (max_len, d_model) sinusoidal table, NULL otherwise */
+
+    ModelActs *acts;    /* activations of the last forward, sized for max_batch x max_len */
+    size_t acts_floats; /* size of the activation arena in floats */
+
+    /* Results of the last forward: logits and probs are (B, n_classes). */
+    int batch, seq_len;
+    float *logits;
+    float *probs;
+    float loss;
+} Model;
+
+/* Per-forward options. */
+typedef struct {
+    int training;               /* 1: dropout active, PAD zeroed, backward possible */
+    uint64_t seed;              /* dropout key: (seed, step, site, index) */
+    uint64_t step;
+    const float *class_weights; /* (n_classes) or NULL for the plain mean */
+} ForwardOptions;
+
+/* Checks a config; on failure writes a message naming the option and returns -1. */
+int model_config_check(const ModelConfig *cfg, char *err, size_t errlen);
+/* Default config values (used by the command line and the tests). */
+ModelConfig model_config_default(void);
+/* Bytes model_create would allocate for this config and batch size. */
+size_t model_memory_bytes(const ModelConfig *cfg, int max_batch);
+
+/* Allocates everything up front. Returns NULL (and a message) on failure. */
+Model *model_create(const ModelConfig *cfg, int max_batch, char *err, size_t errlen);
+void model_free(Model *model);
+/* PyTorch-style initialisation from a seed; zeroes grads and Adam moments. */
+void model_init(Model *model, uint64_t seed);
+const ParamTensor *model_find_tensor(const Model *model, const char *name);
+
+/* tokens is (B,T) row-major int32, padded with TOKEN_PAD after [SEP];
+ * labels is (B) or NULL (then loss is not computed and is 0).
+ * Fills model->logits, model->probs, model->loss; returns the loss. */
+float model_forward(Model *model, const int *tokens, const int *labels, int B, int T,
+                    const ForwardOptions *opt);
+/* Gradients of the last training forward's loss, written (not accumulated) into grads.
+ * The forward must have had labels. */
+void model_backward(Model *model);
+void model_zero_grad(Model *model);
+
+/* Global L2 norm of all gradients (in double, fixed order). */
+double model_grad_norm(const Model *model);
+/* PyTorch clip_grad_norm_: scales grads by max_norm/(norm+1e-6) when norm > max_norm.
+ * Returns the norm before clipping. max_norm <= 0 disables clipping. */
+double model_clip_grads(Model *model, double max_norm);
+/* One AdamW step (beta 0.9/0.999, eps 1e-8, PyTorch order), decay on tensors with decay=1. */
+void model_adamw_step(Model *model, float lr, float weight_decay);
+
+/* Sinusoidal table value, PyTorch tutorial formula, computed in double. */
+float positional_encoding_value(int pos, int dim, int d_model);
+
+/* Checkpoint: safetensors with the state_dict names and config metadata.
+ * extra_keys/extra_values add metadata (vocab, labels, ...). Atomic write. */
+int model_save(const Model *model, const char *path, const char *const *extra_keys,
+               const char *const *extra_values, int n_extra, char *err, size_t errlen);
+/* Reads the config from a checkpoint's metadata (validated). */
+int model_config_from_file(const char *path, ModelConfig *cfg, char *err, size_t errlen);
+/* Loads weights into an existing model whose config matches the file. */
+int model_load_weights(Model *model, const char *path, char *err, size_t errlen);
+
+/* Training state in its own safetensors file: the current weights, Adam
+ * moments and step (the checkpoint may hold the best weights instead), plus
+ * the caller's metadata. Loading checks it belongs to this config. */
+int model_save_state(const Model *model, const char *path, const char *const *extra_keys,
+                     const char *const *extra_values, int n_extra, char *err, size_t errlen);
+int model_load_state(Model *model, const char *path, char *err, size_t errlen);
+
+/* Names of enum values as they appear on the command line and in metadata. */
+const char *activation_name(Activation a);
+const char *norm_name(NormPlacement n);
+const char *pool_name(Pooling p);
+const char *pe_name(PosEncoding p);
+int activation_parse(const char *s, Activation *out);
+int norm_parse(const char *s, NormPlacement *out);
+int pool_parse(const char *s, Pooling *out);
+int pe_parse(const char *s, PosEncoding *out);
+
+#endif

@@ -1,0 +1,356 @@
+/* test_model.c: properties of the model core: positional encoding against
+ * its closed form, masked dropout, padding invariance, thread-count
+ * determinism, the checkpoint round trip and refusal of mismatched files. */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+#include "check.h"
+#include "layers.h"
+#include "model.h"
+#include "safetensors.h"
+
+static ModelConfig small_config(void) {
+    ModelConfig cfg = model_config_default();
+    cfg.vocab_size = 40;
+    cfg.max_len = 64;
+    cfg.d_model = 32;
+    cfg.n_heads = 4;
+    cfg.d_ff = 48;
+    cfg.n_layers = 2;
+    cfg.n_classes = 3;
+    cfg.dropout = 0.1f;
+    cfg.emb_scale = sqrtf(32.0f);
+    return cfg;
+}
+
+/* Fills a (B,T) batch with rows of lengths 3..T: [CLS] ids [SEP] [PAD]... */
+static void make_tokens(int *tokens, int *labels, int B, int T, uint32_t seed) {
+    for (int b = 0; b < B; b++) {
+        int len = 3 + (int)((seed + 7u * b) % (unsigned)(T - 2));
+        for (int t = 0; t < T; t++) {
+            int tok = TOKEN_PAD;
+            if (t == 0) tok = TOKEN_CLS;
+            else if (t == len - 1) tok = TOKEN_SEP;
+            else if (t < len - 1) tok = 5 + (int)((seed * 31u + 17u * b + 13u * t) % 35u);
+            tokens[b * T + t] = tok;
+        }
+        labels[b] = (int)((seed + b) % 3u);
+    }
+    tokens[1 * T + 2] = TOKEN_MASK;
+}
+
+/* ------------------------------------------------ positional encoding */
+
+static long double pe_closed_form(int pos, int dim, int d) {
+    long double freq = powl(10000.0L, -(long double)(dim - dim % 2) / d);
+    return dim % 2 == 0 ? sinl(pos * freq) : cosl(pos * freq);
+}
+
+static void test_positional_encoding(void) {
+    /* the classic 10 tokens x 512 dimensions, and a long position */
+    double worst = 0.0;
+    for (int pos = 0; pos < 10; pos++)
+        for (int dim = 0; dim < 512; dim++) {
+            double diff = fabs((double)(positional_encoding_value(pos, dim, 512) - pe_closed_form(pos, dim, 512)));
+            if (diff > worst) worst = diff;
+        }
+    for (int dim = 0; dim < 512; dim++) {
+        double diff = fabs((double)(positional_encoding_value(4999, dim, 512) - pe_closed_form(4999, dim, 512)));
+        if (diff > worst) worst = diff;
+    }
+    printf("REPORT positional encoding: worst |float - long double closed form| = %.2e\n", worst);
+    /* float rounding of a value in [-1, 1] is at most half an ulp of 1: 6e-8 */
+    CHECK(worst <= 6e-8, "PE differs from its closed form by %.3e", worst);
+    CHECK(positional_encoding_value(0, 0, 512) == 0.0f && positional_encoding_value(0, 1, 512) == 1.0f,
+          "PE at position 0 must be sin 0 = 0 and cos 0 = 1");
+    CHECK(fabsf(positional_encoding_value(1, 0, 512) - sinf(1.0f)) < 1e-7f, "PE[1,0] = sin(1/10000^(0/512))");
+    float table[10 * 16];
+    sinusoidal_table(table, 10, 16);
+    CHECK(table[3 * 16 + 5] == positional_encoding_value(3, 5, 16), "table and single value agree");
+}
+
+/* ------------------------------------------------------ masked dropout */
+
+static void test_masked_dropout(void) {
+    enum { N = 4096, C = 64 };
+    int *tokens = malloc(sizeof(int) * N);
+    float *mask = malloc(sizeof(float) * N * C);
+    for (int n = 0; n < N; n++) tokens[n] = n % 8 == 0 ? TOKEN_CLS : n % 8 == 1 ? TOKEN_SEP : n % 8 == 2 ? TOKEN_MASK
+                                          : n % 8 == 3 ? TOKEN_PAD : 5 + n % 30;
+    const float p = 0.3f;
+    token_dropout_mask(mask, tokens, N, C, p, 42, 3, 1);
+    long kept = 0, others = 0, bad_special = 0, bad_pad = 0, bad_scale = 0;
+    for (int n = 0; n < N; n++) {
+        for (int c = 0; c < C; c++) {
+            float m = mask[(long)n * C + c];
+            int tok = tokens[n];
+            if (tok == TOKEN_CLS || tok == TOKEN_SEP || tok == TOKEN_MASK) bad_special += m != 1.0f;
+            else if (tok == TOKEN_PAD) bad_pad += m != 0.0f;
+            else {
+                others++;
+                if (m != 0.0f) kept++;
+                bad_scale += m != 0.0f && m != 1.0f / (1.0f - p);
+            }
+        }
+    }
+    CHECK(bad_special == 0, "[CLS]/[SEP]/[MASK] elements changed: %ld", bad_special);
+    CHECK(bad_pad == 0, "[PAD] elements not zeroed: %ld", bad_pad);
+    CHECK(bad_scale == 0, "kept elements not scaled by 1/(1-p): %ld", bad_scale);
+    /* the keep rate over n draws has standard deviation sqrt(p(1-p)/n) ~ 0.0011 here; allow 5 sigma */
+    double rate = (double)kept / others, sigma = sqrt(p * (1 - p) / others);
+    printf("REPORT masked dropout p=0.3: keep rate %.4f over %ld elements (expected 0.7000 +- %.4f)\n", rate, others,
+           5 * sigma);
+    CHECK(fabs(rate - (1 - p)) < 5 * sigma, "keep rate %.4f not within 5 sigma of %.2f", rate, 1 - p);
+    /* a different step draws a different mask; the same key draws the same */
+    float *again = malloc(sizeof(float) * N * C);
+    token_dropout_mask(again, tokens, N, C, p, 42, 3, 1);
+    CHECK(memcmp(again, mask, sizeof(float) * N * C) == 0, "same key, same mask");
+    token_dropout_mask(again, tokens, N, C, p, 42, 4, 1);
+    CHECK(memcmp(again, mask, sizeof(float) * N * C) != 0, "another step, another mask");
+    free(again);
+    free(tokens);
+    free(mask);
+}
+
+/* Eval mode is the identity: the same logits whatever the seed and step,
+ * and training with dropout 0 gives the eval logits too. */
+static void test_eval_identity(void) {
+    ModelConfig cfg = small_config();
+    char err[256];
+    Model *m = model_create(&cfg, 6, err, sizeof err);
+    if (!m) { CHECK(0, "%s", err); return; }
+    model_init(m, 1);
+    int tokens[6 * 20], labels[6];
+    make_tokens(tokens, labels, 6, 20, 5);
+    ForwardOptions eval1 = {.training = 0, .seed = 1, .step = 1}, eval2 = {.training = 0, .seed = 9, .step = 4};
+    float first[18], second[18];
+    model_forward(m, tokens, labels, 6, 20, &eval1);
+    memcpy(first, m->logits, sizeof first);
+    model_forward(m, tokens, labels, 6, 20, &eval2);
+    memcpy(second, m->logits, sizeof second);
+    CHECK(memcmp(first, second, sizeof first) == 0, "eval forward depends on the dropout key");
+    ForwardOptions train = {.training = 1, .seed = 9, .step = 4};
+    model_forward(m, tokens, labels, 6, 20, &train);
+    CHECK(memcmp(first, m->logits, sizeof first) != 0, "training forward with dropout 0.1 changed nothing");
+    m->cfg.dropout = 0.0f;
+    model_forward(m, tokens, labels, 6, 20, &train);
+    double worst = 0.0;
+    for (int i = 0; i < 18; i++) worst = fmax(worst, fabs(first[i] - m->logits[i]));
+    CHECK(worst < 1e-6, "training with dropout 0 differs from eval by %.3e", worst);
+    model_free(m);
+}
+
+/* ---------------------------------------------------- padding invariance */
+
+static void test_padding_invariance(void) {
+    ModelConfig base = small_config();
+    for (int variant = 0; variant < 4; variant++) {
+        ModelConfig cfg = base;
+        cfg.norm = variant & 1 ? NORM_PRE : NORM_POST;
+        cfg.pool = variant & 2 ? POOL_CLS : POOL_MEAN;
+        cfg.pe = variant == 3 ? PE_LEARNED : PE_SINUSOIDAL;
+        cfg.activation = variant & 1 ? ACT_GELU : ACT_RELU;
+        char err[256];
+        Model *m = model_create(&cfg, 5, err, sizeof err);
+        if (!m) { CHECK(0, "%s", err); return; }
+        model_init(m, 11 + variant);
+        enum { B = 5, T = 12, EXTRA = 37 };
+        int tokens[B * T], labels[B], padded[B * (T + EXTRA)];
+        make_tokens(tokens, labels, B, T, 3);
+        for (int b = 0; b < B; b++)
+            for (int t = 0; t < T + EXTRA; t++) padded[b * (T + EXTRA) + t] = t < T ? tokens[b * T + t] : TOKEN_PAD;
+        ForwardOptions eval = {.training = 0};
+        float short_logits[B * 3];
+        model_forward(m, tokens, labels, B, T, &eval);
+        memcpy(short_logits, m->logits, sizeof short_logits);
+        float short_loss = m->loss;
+        model_forward(m, padded, labels, B, T + EXTRA, &eval);
+        double worst = 0.0;
+        for (int i = 0; i < B * 3; i++) worst = fmax(worst, fabs(short_logits[i] - m->logits[i]));
+        printf("REPORT padding invariance (%s, %s, %s): max logit change with %d extra [PAD] = %.2e\n",
+               norm_name(cfg.norm), pool_name(cfg.pool), pe_name(cfg.pe), EXTRA, worst);
+        CHECK(worst <= 1e-6, "logits change by %.3e with extra padding", worst);
+        CHECK(fabsf(short_loss - m->loss) <= 1e-6f, "loss changes with extra padding");
+        model_free(m);
+    }
+}
+
+/* --------------------------------------------------- thread determinism */
+
+typedef struct {
+    float logits[8 * 3];
+    float *grads;
+    float *params;
+} RunResult;
+
+static void train_five_steps(int threads, RunResult *out) {
+#ifdef _OPENMP
+    omp_set_num_threads(threads);
+#else
+    (void)threads;
+#endif
+    ModelConfig cfg = small_config();
+    cfg.pe = PE_LEARNED;
+    cfg.norm = NORM_PRE;
+    cfg.activation = ACT_GELU;
+    char err[256];
+    Model *m = model_create(&cfg, 8, err, sizeof err);
+    if (!m) { CHECK(0, "%s", err); return; }
+    model_init(m, 77);
+    int tokens[8 * 24], labels[8];
+    const float weights[3] = {1.0f, 2.0f, 0.5f};
+    for (int step = 1; step <= 5; step++) {
+        make_tokens(tokens, labels, 8, 24, (uint32_t)step);
+        ForwardOptions opt = {.training = 1, .seed = 5, .step = (uint64_t)step, .class_weights = weights};
+        model_forward(m, tokens, labels, 8, 24, &opt);
+        if (step == 1) {
+            memcpy(out->logits, m->logits, sizeof out->logits);
+            model_backward(m);
+            out->grads = malloc(sizeof(float) * m->n_params);
+            memcpy(out->grads, m->grads, sizeof(float) * m->n_params);
+        } else {
+            model_backward(m);
+        }
+        model_clip_grads(m, 1.0);
+        model_adamw_step(m, 1e-3f, 0.01f);
+    }
+    out->params = malloc(sizeof(float) * m->n_params);
+    memcpy(out->params, m->params, sizeof(float) * m->n_params);
+    model_free(m);
+}
+
+static void test_thread_determinism(void) {
+    ModelConfig cfg = small_config();
+    cfg.pe = PE_LEARNED;
+    cfg.norm = NORM_PRE;
+    char err[256];
+    Model *probe = model_create(&cfg, 8, err, sizeof err);
+    if (!probe) { CHECK(0, "%s", err); return; }
+    size_t n_params = probe->n_params;
+    model_free(probe);
+    RunResult runs[3] = {{{0}, NULL, NULL}, {{0}, NULL, NULL}, {{0}, NULL, NULL}};
+    const int threads[3] = {1, 2, 4};
+    for (int i = 0; i < 3; i++) train_five_steps(threads[i], &runs[i]);
+    for (int i = 1; i < 3; i++) {
+        if (!runs[i].grads || !runs[0].grads) continue;
+        CHECK(memcmp(runs[0].logits, runs[i].logits, sizeof runs[0].logits) == 0, "logits differ at %d threads",
+              threads[i]);
+        CHECK(memcmp(runs[0].grads, runs[i].grads, sizeof(float) * n_params) == 0, "gradients differ at %d threads",
+              threads[i]);
+        CHECK(memcmp(runs[0].params, runs[i].params, sizeof(float) * n_params) == 0,
+              "parameters after 5 AdamW steps differ at %d threads", threads[i]);
+    }
+    printf("REPORT thread determinism: logits, gradients and parameters after 5 AdamW steps compared "
+           "byte for byte at 1, 2 and 4 threads\n");
+    for (int i = 0; i < 3; i++) {
+        free(runs[i].grads);
+        free(runs[i].params);
+    }
+#ifdef _OPENMP
+    omp_set_num_threads(1);
+#endif
+}
+
+/* ------------------------------------------------------------ checkpoint */
+
+static void test_checkpoint_round_trip(const char *dir) {
+    ModelConfig cfg = small_config();
+    cfg.pe = PE_LEARNED;
+    cfg.norm = NORM_PRE;
+    char err[256], path[512], state_path[512];
+    snprintf(path, sizeof path, "%s/model.safetensors", dir);
+    snprintf(state_path, sizeof state_path, "%s/state.safetensors", dir);
+    Model *m = model_create(&cfg, 4, err, sizeof err);
+    if (!m) { CHECK(0, "%s", err); return; }
+    model_init(m, 3);
+    int tokens[4 * 10], labels[4];
+    make_tokens(tokens, labels, 4, 10, 1);
+    ForwardOptions opt = {.training = 1, .seed = 2, .step = 1};
+    model_forward(m, tokens, labels, 4, 10, &opt);
+    model_backward(m);
+    model_adamw_step(m, 1e-3f, 0.01f);
+    m->params[7] = -0.0f;   /* signed zero must survive */
+    const char *keys[] = {"vocab", "labels"};
+    const char *values[] = {"[\"[PAD]\",\"a \\\"quoted\\\" token\"]", "[\"neg\",\"pos\",\"x\"]"};
+    int rc = model_save(m, path, keys, values, 2, err, sizeof err);
+    CHECK(rc == 0, "model_save: %s", err);
+    rc = model_save_state(m, state_path, NULL, NULL, 0, err, sizeof err);
+    CHECK(rc == 0, "model_save_state: %s", err);
+
+    ModelConfig loaded_cfg;
+    rc = model_config_from_file(path, &loaded_cfg, err, sizeof err);
+    CHECK(rc == 0, "model_config_from_file: %s", err);
+    CHECK(rc == 0 && memcmp(&loaded_cfg, &cfg, sizeof cfg) == 0, "config does not round-trip");
+    Model *copy = model_create(&cfg, 4, err, sizeof err);
+    rc = copy ? model_load_weights(copy, path, err, sizeof err) : -1;
+    CHECK(rc == 0, "model_load_weights: %s", err);
+    CHECK(rc == 0 && memcmp(copy->params, m->params, sizeof(float) * m->n_params) == 0,
+          "weights do not round-trip bit for bit");
+    rc = copy ? model_load_state(copy, state_path, err, sizeof err) : -1;
+    CHECK(rc == 0, "model_load_state: %s", err);
+    CHECK(rc == 0 && copy->adam_step == m->adam_step &&
+          memcmp(copy->adam_m, m->adam_m, sizeof(float) * m->n_params) == 0 &&
+          memcmp(copy->adam_v, m->adam_v, sizeof(float) * m->n_params) == 0, "optimizer state does not round-trip");
+
+    StFile f;
+    rc = st_load(path, &f, err, sizeof err);
+    CHECK(rc == 0, "st_load: %s", err);
+    if (rc == 0) {
+        CHECK(st_meta(&f, "format") && strcmp(st_meta(&f, "format"), "pt") == 0, "metadata format=pt");
+        CHECK(st_meta(&f, "labels") && strcmp(st_meta(&f, "labels"), values[1]) == 0, "extra metadata survives");
+        CHECK(st_meta(&f, "vocab") && strcmp(st_meta(&f, "vocab"), values[0]) == 0, "escaped metadata survives");
+        CHECK(st_find(&f, "encoder.layers.1.self_attn.in_proj_weight") != NULL, "state_dict name present");
+        CHECK(st_find(&f, "encoder.norm.weight") != NULL, "pre-norm final LayerNorm present");
+        st_free(&f);
+    }
+
+    /* a checkpoint of another shape is refused, and the model is left untouched */
+    ModelConfig other = cfg;
+    other.d_ff = 40;
+    Model *wrong = model_create(&other, 4, err, sizeof err);
+    if (wrong) {
+        model_init(wrong, 9);
+        float before = wrong->params[0];
+        rc = model_load_weights(wrong, path, err, sizeof err);
+        CHECK(rc != 0 && strstr(err, "does not match"), "config mismatch refused (got: %s)", err);
+        CHECK(wrong->params[0] == before, "a refused load changed the model");
+        model_free(wrong);
+    }
+    /* a file missing a tensor, and one with a contradicting shape */
+    StTensorOut t = {.name = "embedding.weight", .dtype = ST_F32, .ndim = 2, .shape = {40, 32}, .data = m->params};
+    const char *cfg_keys[] = {"format", "vocab_size", "max_len", "d_model", "heads", "d_ff", "layers", "n_classes",
+                              "dropout", "emb_scale", "activation", "norm", "pool", "pe"};
+    const char *cfg_vals[] = {"pt", "40", "64", "32", "4", "48", "2", "3", "0.1", "5.65685415", "relu", "pre", "mean",
+                              "learned"};
+    char bad[512];
+    snprintf(bad, sizeof bad, "%s/missing.safetensors", dir);
+    rc = st_write(bad, &t, 1, cfg_keys, cfg_vals, 14, err, sizeof err);
+    CHECK(rc == 0, "st_write: %s", err);
+    rc = model_load_weights(copy, bad, err, sizeof err);
+    CHECK(rc != 0, "a checkpoint with one tensor was accepted");
+    printf("REPORT refused checkpoint with a missing tensor: %s\n", err);
+    model_free(copy);
+    model_free(m);
+}
+
+int main(void) {
+    char dir[] = "/tmp/test_model_XXXXXX";
+    if (!mkdtemp(dir)) { perror("mkdtemp"); return 1; }
+    test_positional_encoding();
+    test_masked_dropout();
+    test_eval_identity();
+    test_padding_invariance();
+    test_thread_determinism();
+    test_checkpoint_round_trip(dir);
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", dir);
+    return check_summary("test_model");
+}
