@@ -1,0 +1,176 @@
+/* epochlog.c: the per-epoch table, observation, progress bar and metrics.csv. */
+#include "epochlog.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fileio.h"
+
+#define CONVERGING_GAIN 0.05   /* train loss falling by less than 5% an epoch */
+#define PLATEAU_GAIN 0.01      /* ... by less than 1% */
+
+/* Epochs in a row, ending at the last, where val loss rose while train loss fell. */
+static int overfit_streak(const EpochRecord *h, int n) {
+    int streak = 0;
+    for (int i = n - 1; i > 0; i--) {
+        if (h[i].val_loss > h[i - 1].val_loss && h[i].train_loss < h[i - 1].train_loss) streak++;
+        else break;
+    }
+    return streak;
+}
+
+void epoch_observation(const EpochRecord *h, int n, int has_val, int best_epoch, char *buf, size_t len) {
+    const EpochRecord *last = &h[n - 1];
+    const char *best = has_val && best_epoch == last->epoch ? " (best val loss)" : "";
+    if (!isfinite(last->train_loss) || (has_val && !isfinite(last->val_loss))) {
+        snprintf(buf, len, "diverged: the loss is not a finite number");
+        return;
+    }
+    if (n == 1) {
+        snprintf(buf, len, "first epoch%s", best);
+        return;
+    }
+    const EpochRecord *prev = &h[n - 2];
+    double gain = (prev->train_loss - last->train_loss) / fmax(prev->train_loss, 1e-12);
+    int streak = has_val ? overfit_streak(h, n) : 0;
+    if (gain < -0.5) snprintf(buf, len, "diverging: train loss up %.0f%%", -100 * gain);
+    else if (streak >= 2) snprintf(buf, len, "overfitting: val loss up %d epochs while train loss falls", streak);
+    else if (streak == 1) snprintf(buf, len, "val loss up while train loss falls: watch for overfitting");
+    else if (gain < 0) snprintf(buf, len, "train loss up %.1f%%%s", -100 * gain, best);
+    else if (gain < PLATEAU_GAIN) snprintf(buf, len, "plateau%s", best);
+    else if (gain < CONVERGING_GAIN) snprintf(buf, len, "converging%s", best);
+    else snprintf(buf, len, "learning%s", best);
+}
+
+void table_header(FILE *out, int has_val) {
+    if (has_val) {
+        fprintf(out, "Epoch |   Loss | Accuracy | Val loss | Val acc | Val F1 | Seconds | Observation\n");
+        fprintf(out, "------+--------+----------+----------+---------+--------+---------+------------\n");
+    } else {
+        fprintf(out, "Epoch |   Loss | Accuracy | Seconds | Observation\n");
+        fprintf(out, "------+--------+----------+---------+------------\n");
+    }
+    fflush(out);
+}
+
+void table_row(FILE *out, const EpochRecord *r, int has_val, const char *observation) {
+    if (has_val)
+        fprintf(out, "%5d | %6.4f | %8.4f | %8.4f | %7.4f | %6.4f | %7.1f | %s\n", r->epoch, r->train_loss,
+                r->train_acc, r->val_loss, r->val_acc, r->val_f1, r->seconds, observation);
+    else
+        fprintf(out, "%5d | %6.4f | %8.4f | %7.1f | %s\n", r->epoch, r->train_loss, r->train_acc, r->seconds,
+                observation);
+    fflush(out);
+}
+
+/* ------------------------------------------------------------ metrics.csv */
+
+static const char *CSV_HEADER_VAL = "epoch,train_loss,train_acc,val_loss,val_acc,val_macro_f1,lr,seconds,tokens_per_s\n";
+static const char *CSV_HEADER = "epoch,train_loss,train_acc,lr,seconds,tokens_per_s\n";
+
+char *metrics_csv_format(const EpochRecord *h, int n, int has_val) {
+    size_t cap = 128 + (size_t)n * 160;
+    char *text = malloc(cap);
+    if (!text) return NULL;
+    size_t used = (size_t)snprintf(text, cap, "%s", has_val ? CSV_HEADER_VAL : CSV_HEADER);
+    for (int i = 0; i < n; i++) {
+        const EpochRecord *r = &h[i];
+        if (has_val)
+            used += (size_t)snprintf(text + used, cap - used, "%d,%.6f,%.6f,%.6f,%.6f,%.6f,%.6e,%.2f,%.0f\n", r->epoch,
+                                     r->train_loss, r->train_acc, r->val_loss, r->val_acc, r->val_f1, r->lr,
+                                     r->seconds, r->tokens_per_s);
+        else
+            used += (size_t)snprintf(text + used, cap - used, "%d,%.6f,%.6f,%.6e,%.2f,%.0f\n", r->epoch, r->train_loss,
+                                     r->train_acc, r->lr, r->seconds, r->tokens_per_s);
+    }
+    return text;
+}
+
+int metrics_csv_write(const char *path, const EpochRecord *h, int n, int has_val, char *err, size_t errlen) {
+    char *text = metrics_csv_format(h, n, has_val);
+    if (!text) {
+        snprintf(err, errlen, "%s: out of memory", path);
+        return -1;
+    }
+    int rc = atomic_write(path, text, strlen(text), err, errlen);
+    free(text);
+    return rc;
+}
+
+int metrics_csv_read(const char *path, EpochRecord **history, int *has_val, char *err, size_t errlen) {
+    size_t len;
+    char *text = (char *)read_file(path, &len, err, errlen);
+    if (!text) return -1;
+    *has_val = strncmp(text, CSV_HEADER_VAL, strlen(CSV_HEADER_VAL)) == 0;
+    if (!*has_val && strncmp(text, CSV_HEADER, strlen(CSV_HEADER)) != 0) {
+        snprintf(err, errlen, "%s:1: not a metrics.csv header", path);
+        free(text);
+        return -1;
+    }
+    int n = 0, cap = 16;
+    EpochRecord *h = malloc(sizeof *h * cap);
+    char *line = strchr(text, '\n');
+    int line_no = 1;
+    while (h && line && line[1]) {
+        line++;
+        line_no++;
+        if (n == cap) {
+            EpochRecord *bigger = realloc(h, sizeof *h * (cap *= 2));
+            if (!bigger) break;
+            h = bigger;
+        }
+        EpochRecord *r = &h[n];
+        memset(r, 0, sizeof *r);
+        int fields = has_val && *has_val
+            ? sscanf(line, "%d,%lf,%lf,%lf,%lf,%lf,%lf,%lf,%lf", &r->epoch, &r->train_loss, &r->train_acc,
+                     &r->val_loss, &r->val_acc, &r->val_f1, &r->lr, &r->seconds, &r->tokens_per_s)
+            : sscanf(line, "%d,%lf,%lf,%lf,%lf,%lf", &r->epoch, &r->train_loss, &r->train_acc, &r->lr, &r->seconds,
+                     &r->tokens_per_s);
+        if (fields != (*has_val ? 9 : 6)) {
+            snprintf(err, errlen, "%s:%d: malformed metrics row", path, line_no);
+            free(h);
+            free(text);
+            return -1;
+        }
+        n++;
+        line = strchr(line, '\n');
+    }
+    free(text);
+    if (!h) {
+        snprintf(err, errlen, "%s: out of memory", path);
+        return -1;
+    }
+    *history = h;
+    return n;
+}
+
+/* ------------------------------------------------------------ progress */
+
+static void format_duration(double seconds, char *buf, size_t len) {
+    long s = (long)(seconds + 0.5);
+    if (s >= 3600) snprintf(buf, len, "%ld:%02ld:%02ld", s / 3600, s / 60 % 60, s % 60);
+    else snprintf(buf, len, "%ld:%02ld", s / 60, s % 60);
+}
+
+void progress_draw(ProgressBar *bar, int epoch, int epochs, int step, int steps, double elapsed,
+                   double loss, double acc) {
+    if (!bar->enabled || (elapsed - bar->last_draw < 0.1 && step < steps)) return;
+    bar->last_draw = elapsed;
+    enum { WIDTH = 24 };
+    int filled = steps > 0 ? step * WIDTH / steps : WIDTH;
+    char cells[WIDTH + 1];
+    for (int i = 0; i < WIDTH; i++) cells[i] = i < filled ? '=' : i == filled ? '>' : ' ';
+    cells[WIDTH] = '\0';
+    char eta[32];
+    format_duration(step > 0 ? elapsed / step * (steps - step) : 0.0, eta, sizeof eta);
+    printf("\r\033[Kepoch %d/%d [%s] %d/%d  ETA %s  loss %.4f  acc %.4f", epoch, epochs, cells, step, steps, eta,
+           loss, acc);
+    fflush(stdout);
+}
+
+void progress_clear(ProgressBar *bar) {
+    if (!bar->enabled) return;
+    printf("\r\033[K");
+    fflush(stdout);
+}

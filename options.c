@@ -1,0 +1,296 @@
+/* options.c: the option table and what is driven by it: parsing with
+ * clear errors, --help with defaults, and the JSON form kept in run.json. */
+#include "options.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define OFF(field) offsetof(Options, field)
+
+const OptionSpec OPTION_TABLE[] = {
+    /* name, kind, field, default, min, max, choices, help, recorded */
+    {"epochs", OPT_INT, OFF(epochs), "20", 1, 1e6, NULL, "training epochs (the total when resuming)", 1},
+    {"batch-size", OPT_INT, OFF(batch_size), "32", 1, 65536, NULL, "examples per step", 1},
+    {"lr", OPT_DOUBLE, OFF(lr), "0.001", 0, 10, NULL, "peak learning rate (AdamW)", 1},
+    {"weight-decay", OPT_DOUBLE, OFF(weight_decay), "0.01", 0, 10, NULL,
+     "decoupled weight decay on matrices and embeddings", 1},
+    {"warmup", OPT_DOUBLE, OFF(warmup), "0.1", 0, 1e9, NULL,
+     "warmup: below 1 a fraction of all steps, else a step count; then cosine decay", 1},
+    {"clip", OPT_DOUBLE, OFF(clip), "1.0", 0, 1e9, NULL, "clip the global gradient norm (0: off)", 1},
+    {"d-model", OPT_INT, OFF(d_model), "64", 1, 1 << 20, NULL, "model width", 1},
+    {"heads", OPT_INT, OFF(heads), "4", 1, 1 << 20, NULL, "attention heads (must divide --d-model)", 1},
+    {"layers", OPT_INT, OFF(layers), "2", 1, 1000, NULL, "encoder layers", 1},
+    {"d-ff", OPT_INT, OFF(d_ff), "256", 1, 1 << 20, NULL, "feed-forward width", 1},
+    {"max-len", OPT_INT, OFF(max_len), "64", 3, 65536, NULL, "longest sequence, [CLS] and [SEP] included", 1},
+    {"dropout", OPT_DOUBLE, OFF(dropout), "0.1", 0, 0.999, NULL, "dropout probability", 1},
+    {"activation", OPT_CHOICE, OFF(activation), "relu", 0, 0, "relu|gelu", "feed-forward activation", 1},
+    {"norm", OPT_CHOICE, OFF(norm), "post", 0, 0, "post|pre", "LayerNorm after (post) or before (pre) each sub-layer", 1},
+    {"pool", OPT_CHOICE, OFF(pool), "mean", 0, 0, "mean|cls", "pooling: mean over tokens, or the [CLS] position", 1},
+    {"pe", OPT_CHOICE, OFF(pe), "sinusoidal", 0, 0, "sinusoidal|learned|none", "positional encoding", 1},
+    {"tokenizer", OPT_CHOICE, OFF(tokenizer), "word", 0, 0, "word|char", "split text into words or characters", 1},
+    {"vocab-size", OPT_INT, OFF(vocab_size), "10000", 6, 1 << 24, NULL, "vocabulary cap, the 5 specials included", 1},
+    {"min-freq", OPT_INT, OFF(min_freq), "1", 1, 1 << 30, NULL, "drop tokens seen fewer times in training", 1},
+    {"val", OPT_STRING, OFF(val_path), "", 0, 0, NULL, "validation file (default: split from the training data)", 1},
+    {"val-split", OPT_DOUBLE, OFF(val_split), "0.1", 0, 0.9, NULL,
+     "fraction held out for validation when no --val is given (0: none)", 1},
+    {"test", OPT_STRING, OFF(test_path), "", 0, 0, NULL, "test file, reported at the end", 1},
+    {"class-weights", OPT_CHOICE, OFF(class_weights), "none", 0, 0, "none|balanced",
+     "loss weights: balanced = n / (classes * n_class)", 1},
+    {"patience", OPT_INT, OFF(patience), "0", 0, 1e6, NULL,
+     "early stopping: epochs without a better val loss (0: off); restores the best weights", 1},
+    {"seed", OPT_LONG, OFF(seed), "42", 0, 9.2e18, NULL, "seed for initialisation, split, shuffling and dropout", 1},
+    {"threads", OPT_INT, OFF(threads), "0", 0, 4096, NULL, "OpenMP threads (0: all cores)", 0},
+    {"out", OPT_STRING, OFF(out_dir), "", 0, 0, NULL, "run directory (default runs/<data-name>)", 0},
+    {"resume", OPT_STRING, OFF(resume_dir), "", 0, 0, NULL, "continue the run in this directory", 0},
+    {"stop-after", OPT_INT, OFF(stop_after), "0", 0, 1e6, NULL,
+     "stop after this epoch, saving state to --resume later (0: run all epochs)", 0},
+    {"quiet", OPT_FLAG, OFF(quiet), "0", 0, 1, NULL, "print only the epoch table and errors", 0},
+    {"model", OPT_STRING, OFF(model_dir), "", 0, 0, NULL, "eval/predict/trace: the run directory to load", 0},
+    {"probs", OPT_FLAG, OFF(probs), "0", 0, 1, NULL, "predict: also print every class probability", 0},
+    {"png", OPT_STRING, OFF(png_dir), "", 0, 0, NULL, "trace: write attention and PE heatmaps here", 0},
+    {"untrained", OPT_FLAG, OFF(untrained), "0", 0, 1, NULL, "trace: use a freshly initialised model", 0},
+};
+const int OPTION_COUNT = (int)(sizeof OPTION_TABLE / sizeof OPTION_TABLE[0]);
+
+_Static_assert(sizeof OPTION_TABLE / sizeof OPTION_TABLE[0] <= 64, "the 'given' bit set holds 64 options");
+
+static void *field(Options *o, const OptionSpec *s) { return (char *)o + s->offset; }
+static const void *cfield(const Options *o, const OptionSpec *s) { return (const char *)o + s->offset; }
+
+const OptionSpec *options_find(const char *name) {
+    for (int i = 0; i < OPTION_COUNT; i++)
+        if (strcmp(OPTION_TABLE[i].name, name) == 0) return &OPTION_TABLE[i];
+    return NULL;
+}
+
+static int choice_valid(const char *choices, const char *value) {
+    size_t len = strlen(value);
+    for (const char *p = choices; *p;) {
+        const char *bar = strchr(p, '|');
+        size_t n = bar ? (size_t)(bar - p) : strlen(p);
+        if (n == len && strncmp(p, value, n) == 0) return 1;
+        p += n + (bar ? 1 : 0);
+    }
+    return 0;
+}
+
+int options_set(Options *o, const OptionSpec *s, const char *value, char *err, size_t errlen) {
+    char *end;
+    errno = 0;
+    switch (s->kind) {
+    case OPT_INT:
+    case OPT_LONG: {
+        long long v = strtoll(value, &end, 10);
+        if (errno || end == value || *end) {
+            snprintf(err, errlen, "--%s: '%s' is not a whole number", s->name, value);
+            return -1;
+        }
+        if ((double)v < s->min || (double)v > s->max) {
+            snprintf(err, errlen, "--%s: %lld is out of range [%.0f, %.0f]", s->name, v, s->min, s->max);
+            return -1;
+        }
+        if (s->kind == OPT_INT) *(int *)field(o, s) = (int)v;
+        else *(long long *)field(o, s) = v;
+        return 0;
+    }
+    case OPT_DOUBLE: {
+        double v = strtod(value, &end);
+        if (errno || end == value || *end || !isfinite(v)) {
+            snprintf(err, errlen, "--%s: '%s' is not a number", s->name, value);
+            return -1;
+        }
+        if (v < s->min || v > s->max) {
+            snprintf(err, errlen, "--%s: %g is out of range [%g, %g]", s->name, v, s->min, s->max);
+            return -1;
+        }
+        *(double *)field(o, s) = v;
+        return 0;
+    }
+    case OPT_CHOICE:
+        if (!choice_valid(s->choices, value)) {
+            snprintf(err, errlen, "--%s: '%s' is not one of %s", s->name, value, s->choices);
+            return -1;
+        }
+        /* fall through */
+    case OPT_STRING: {
+        char *copy = strdup(value);
+        if (!copy) {
+            snprintf(err, errlen, "out of memory");
+            return -1;
+        }
+        free(*(char **)field(o, s));
+        *(char **)field(o, s) = copy;
+        return 0;
+    }
+    case OPT_FLAG:
+        *(int *)field(o, s) = strcmp(value, "0") != 0 && strcmp(value, "false") != 0;
+        return 0;
+    }
+    return -1;
+}
+
+void options_defaults(Options *o) {
+    memset(o, 0, sizeof *o);
+    char err[128];
+    for (int i = 0; i < OPTION_COUNT; i++) options_set(o, &OPTION_TABLE[i], OPTION_TABLE[i].default_value, err, sizeof err);
+    o->given = 0;
+}
+
+void options_free(Options *o) {
+    for (int i = 0; i < OPTION_COUNT; i++) {
+        const OptionSpec *s = &OPTION_TABLE[i];
+        if (s->kind == OPT_STRING || s->kind == OPT_CHOICE) {
+            free(*(char **)field(o, s));
+            *(char **)field(o, s) = NULL;
+        }
+    }
+    free(o->args);
+    o->args = NULL;
+    o->n_args = 0;
+}
+
+int options_given(const Options *o, const char *name) {
+    const OptionSpec *s = options_find(name);
+    return s && (o->given >> (s - OPTION_TABLE) & 1ull);
+}
+
+int options_parse(Options *o, int argc, char **argv, int first) {
+    o->args = calloc((size_t)argc + 1, sizeof *o->args);
+    if (!o->args) {
+        fprintf(stderr, "error: out of memory\n");
+        return 2;
+    }
+    int only_positional = 0;
+    for (int i = first; i < argc; i++) {
+        const char *arg = argv[i];
+        if (only_positional || arg[0] != '-' || strcmp(arg, "-") == 0) {
+            o->args[o->n_args++] = argv[i];
+            continue;
+        }
+        if (strcmp(arg, "--") == 0) {
+            only_positional = 1;
+            continue;
+        }
+        if (strncmp(arg, "--", 2) != 0) {
+            fprintf(stderr, "error: unknown option '%s' (options start with --; see ./train --help)\n", arg);
+            return 2;
+        }
+        /* --name value, or --name=value */
+        char name[64];
+        const char *eq = strchr(arg + 2, '=');
+        size_t len = eq ? (size_t)(eq - arg - 2) : strlen(arg + 2);
+        if (len >= sizeof name) len = sizeof name - 1;
+        memcpy(name, arg + 2, len);
+        name[len] = '\0';
+        const OptionSpec *s = options_find(name);
+        if (!s) {
+            fprintf(stderr, "error: unknown option '--%s' (see ./train --help)\n", name);
+            return 2;
+        }
+        const char *value;
+        if (s->kind == OPT_FLAG) {
+            value = eq ? eq + 1 : "1";
+        } else if (eq) {
+            value = eq + 1;
+        } else if (i + 1 < argc) {
+            value = argv[++i];
+        } else {
+            fprintf(stderr, "error: option '--%s' needs a value\n", name);
+            return 2;
+        }
+        char err[256];
+        if (options_set(o, s, value, err, sizeof err) != 0) {
+            fprintf(stderr, "error: %s\n", err);
+            return 2;
+        }
+        o->given |= 1ull << (s - OPTION_TABLE);
+    }
+    return 0;
+}
+
+void options_format(const Options *o, const OptionSpec *s, char *buf, size_t len) {
+    switch (s->kind) {
+    case OPT_INT: snprintf(buf, len, "%d", *(const int *)cfield(o, s)); break;
+    case OPT_LONG: snprintf(buf, len, "%lld", *(const long long *)cfield(o, s)); break;
+    case OPT_DOUBLE: snprintf(buf, len, "%.17g", *(const double *)cfield(o, s)); break;
+    case OPT_FLAG: snprintf(buf, len, "%d", *(const int *)cfield(o, s)); break;
+    case OPT_STRING:
+    case OPT_CHOICE: {
+        const char *v = *(char *const *)cfield(o, s);
+        snprintf(buf, len, "%s", v ? v : "");
+        break;
+    }
+    }
+}
+
+int options_to_json(const Options *o, JsonBuf *b) {
+    int rc = jsonbuf_puts(b, "{");
+    int first = 1;
+    for (int i = 0; i < OPTION_COUNT && rc == 0; i++) {
+        const OptionSpec *s = &OPTION_TABLE[i];
+        if (!s->recorded) continue;
+        char value[1024];
+        options_format(o, s, value, sizeof value);
+        rc |= jsonbuf_puts(b, first ? "\n    " : ",\n    ");
+        rc |= jsonbuf_string(b, s->name);
+        rc |= jsonbuf_puts(b, ": ");
+        rc |= jsonbuf_string(b, value);
+        first = 0;
+    }
+    rc |= jsonbuf_puts(b, "\n  }");
+    return rc;
+}
+
+int options_from_json(Options *o, const JsonValue *object, char *err, size_t errlen) {
+    if (!object || object->type != JSON_OBJECT) {
+        snprintf(err, errlen, "options are not a JSON object");
+        return -1;
+    }
+    for (int i = 0; i < object->count; i++) {
+        const OptionSpec *s = options_find(object->keys[i]);
+        const JsonValue *v = &object->items[i];
+        if (!s || !s->recorded) {
+            snprintf(err, errlen, "unknown recorded option '%s'", object->keys[i]);
+            return -1;
+        }
+        if (v->type != JSON_STRING) {
+            snprintf(err, errlen, "recorded option '%s' is not a string", s->name);
+            return -1;
+        }
+        if (options_set(o, s, v->string, err, errlen) != 0) return -1;
+    }
+    return 0;
+}
+
+void options_help(FILE *out) {
+    fprintf(out,
+            "usage:\n"
+            "  ./train DATA.tsv [options]                 train (same as: ./train fit DATA.tsv)\n"
+            "  ./train eval    --model RUN DATA.tsv       metrics on labeled data\n"
+            "  ./train predict --model RUN [TEXT ...]     label per text; stdin lines when no TEXT\n"
+            "  ./train trace   --model RUN TEXT           walk one input through the network\n"
+            "  ./train trace   --untrained [options] TEXT the same walk through a fresh model\n"
+            "  ./train compare-pe DATA.tsv [options]      train with and without positional encoding\n"
+            "  ./train reproduce RUN [--out NEW]          re-run a recorded run, diff the trace\n"
+            "  ./train diff    RUN_A RUN_B                two runs' configs and traces side by side\n"
+            "  ./train --help                             this text\n"
+            "\n"
+            "DATA is UTF-8 TSV (label<TAB>text per line) or CSV with label and text columns.\n"
+            "A run directory holds model.safetensors, state.safetensors, metrics.csv, curves.png,\n"
+            "confusion.png, report.txt and run.json.\n\noptions (default in brackets):\n");
+    for (int i = 0; i < OPTION_COUNT; i++) {
+        const OptionSpec *s = &OPTION_TABLE[i];
+        char left[64];
+        const char *meta = s->kind == OPT_FLAG ? "" : s->kind == OPT_CHOICE ? s->choices
+                         : s->kind == OPT_STRING ? "PATH" : s->kind == OPT_DOUBLE ? "X" : "N";
+        snprintf(left, sizeof left, "--%s %s", s->name, meta);
+        const char *def = s->default_value;
+        if (s->kind == OPT_FLAG) def = "off";
+        else if (!*def) def = "none";
+        fprintf(out, "  %-34s %s [%s]\n", left, s->help, def);
+    }
+    fprintf(out, "\nexit codes: 0 success, 1 runtime failure (I/O, NaN), 2 bad usage or bad input,\n"
+                 "130 interrupted (state saved; continue with --resume RUN)\n");
+}

@@ -1,0 +1,69 @@
+/* options.h: the command line's options, described once in a table that
+ * drives parsing, --help, run.json and `diff`. */
+#ifndef OPTIONS_H
+#define OPTIONS_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+#include "json.h"
+
+typedef struct {
+    /* data */
+    const char *val_path, *test_path, *tokenizer, *class_weights, *out_dir, *resume_dir, *model_dir, *png_dir;
+    double val_split;
+    int vocab_size, min_freq;
+    /* model */
+    int d_model, heads, layers, d_ff, max_len;
+    double dropout;
+    const char *activation, *norm, *pool, *pe;
+    /* training */
+    int epochs, batch_size, patience, threads, stop_after;
+    double lr, weight_decay, warmup, clip;
+    long long seed;
+    /* output */
+    int quiet, probs, untrained;
+    /* positional arguments (data file, texts, run directories) */
+    char **args;
+    int n_args;
+    /* which options the user gave explicitly (bit per table index) */
+    unsigned long long given;
+} Options;
+
+typedef enum { OPT_INT, OPT_LONG, OPT_DOUBLE, OPT_STRING, OPT_CHOICE, OPT_FLAG } OptionKind;
+
+typedef struct {
+    const char *name;        /* without the leading -- */
+    OptionKind kind;
+    size_t offset;           /* into Options */
+    const char *default_value;
+    double min, max;         /* numeric range */
+    const char *choices;     /* OPT_CHOICE: "a|b|c" */
+    const char *help;
+    int recorded;            /* 1: part of a run's configuration (run.json, diff) */
+} OptionSpec;
+
+extern const OptionSpec OPTION_TABLE[];
+extern const int OPTION_COUNT;
+
+/* Sets every option to its default. */
+void options_defaults(Options *o);
+/* Parses argv[first..argc); positional arguments are collected in o->args.
+ * On error prints "error: ..." naming the option and returns 2. */
+int options_parse(Options *o, int argc, char **argv, int first);
+void options_free(Options *o);
+/* 1 if the option (by name) was given on the command line */
+int options_given(const Options *o, const char *name);
+const OptionSpec *options_find(const char *name);
+/* Value of an option as text (for run.json, diff and --help). */
+void options_format(const Options *o, const OptionSpec *spec, char *buf, size_t len);
+/* Sets an option from text, as if given on the command line. Returns 0, or
+ * -1 with a message. */
+int options_set(Options *o, const OptionSpec *spec, const char *value, char *err, size_t errlen);
+/* Writes the recorded options as a JSON object into b. */
+int options_to_json(const Options *o, JsonBuf *b);
+/* Reads recorded options from a JSON object (as written above). */
+int options_from_json(Options *o, const JsonValue *object, char *err, size_t errlen);
+void options_help(FILE *out);
+
+#endif

@@ -1,0 +1,175 @@
+/* runinfo.c: writing and reading run.json (see runinfo.h). */
+#include "runinfo.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+#include "fileio.h"
+#include "json.h"
+#include "sha256.h"
+
+#ifndef TRAIN_VERSION
+#define TRAIN_VERSION "unknown"
+#endif
+#ifndef TRAIN_CFLAGS
+#define TRAIN_CFLAGS "unknown"
+#endif
+
+const char *program_version(void) { return TRAIN_VERSION; }
+
+int file_digest(const char *path, char sha256[65], long *lines, char *err, size_t errlen) {
+    size_t len;
+    unsigned char *data = read_file(path, &len, err, errlen);
+    if (!data) return -1;
+    sha256_hex(data, len, sha256);
+    long count = 0;
+    for (size_t i = 0; i < len; i++) count += data[i] == '\n';
+    if (len > 0 && data[len - 1] != '\n') count++;
+    *lines = count;
+    free(data);
+    return 0;
+}
+
+static void cpu_model(char *buf, size_t len) {
+    snprintf(buf, len, "unknown");
+    FILE *f = fopen("/proc/cpuinfo", "r");
+    if (!f) return;
+    char line[512];
+    while (fgets(line, sizeof line, f)) {
+        if (strncmp(line, "model name", 10) != 0) continue;
+        const char *colon = strchr(line, ':');
+        if (!colon) break;
+        snprintf(buf, len, "%s", colon + 2);
+        buf[strcspn(buf, "\n")] = '\0';
+        break;
+    }
+    fclose(f);
+}
+
+static int add_file(JsonBuf *b, const char *role, const char *path, int first, char *err, size_t errlen) {
+    char hex[65];
+    long lines;
+    if (file_digest(path, hex, &lines, err, errlen) != 0) return -1;
+    int rc = jsonbuf_puts(b, first ? "\n    " : ",\n    ");
+    rc |= jsonbuf_printf(b, "{\"role\": \"%s\", \"path\": ", role);
+    rc |= jsonbuf_string(b, path);
+    rc |= jsonbuf_printf(b, ", \"sha256\": \"%s\", \"lines\": %ld}", hex, lines);
+    return rc;
+}
+
+int runinfo_write(const char *dir, const Options *o, const char *data_path, int argc, char **argv, int threads,
+                  char *err, size_t errlen) {
+    JsonBuf b = {0};
+    int rc = jsonbuf_puts(&b, "{\n  \"command\": [");
+    for (int i = 0; i < argc; i++) {
+        rc |= jsonbuf_puts(&b, i ? ", " : "");
+        rc |= jsonbuf_string(&b, argv[i]);
+    }
+    rc |= jsonbuf_puts(&b, "],\n  \"data\": ");
+    rc |= jsonbuf_string(&b, data_path);
+    rc |= jsonbuf_puts(&b, ",\n  \"options\": ");
+    rc |= options_to_json(o, &b);
+    rc |= jsonbuf_printf(&b, ",\n  \"seed\": %lld,\n  \"threads\": %d,\n  \"files\": [", o->seed, threads);
+    if (rc == 0) rc = add_file(&b, "train", data_path, 1, err, errlen);
+    if (rc == 0 && o->val_path && *o->val_path) rc = add_file(&b, "val", o->val_path, 0, err, errlen);
+    if (rc == 0 && o->test_path && *o->test_path) rc = add_file(&b, "test", o->test_path, 0, err, errlen);
+    if (rc != 0) {
+        jsonbuf_free(&b);
+        return -1;
+    }
+    char cpu[256];
+    cpu_model(cpu, sizeof cpu);
+#ifdef _OPENMP
+    const char *openmp = "true";
+#else
+    const char *openmp = "false";
+#endif
+    rc |= jsonbuf_puts(&b, "\n  ],\n  \"version\": ");
+    rc |= jsonbuf_string(&b, TRAIN_VERSION);
+    rc |= jsonbuf_puts(&b, ",\n  \"compiler\": ");
+#ifdef __VERSION__
+    rc |= jsonbuf_string(&b, __VERSION__);
+#else
+    rc |= jsonbuf_string(&b, "unknown");
+#endif
+    rc |= jsonbuf_puts(&b, ",\n  \"cflags\": ");
+    rc |= jsonbuf_string(&b, TRAIN_CFLAGS);
+    rc |= jsonbuf_puts(&b, ",\n  \"machine\": {\"cpu\": ");
+    rc |= jsonbuf_string(&b, cpu);
+    rc |= jsonbuf_printf(&b, ", \"cores\": %ld, \"openmp\": %s}\n}\n", sysconf(_SC_NPROCESSORS_ONLN), openmp);
+    char path[4096];
+    snprintf(path, sizeof path, "%s/run.json", dir);
+    if (rc != 0) snprintf(err, errlen, "%s: out of memory", path);
+    else rc = atomic_write(path, b.data, b.len, err, errlen);
+    jsonbuf_free(&b);
+    return rc;
+}
+
+static char *dup_string(const JsonValue *v) {
+    return v && v->type == JSON_STRING ? strdup(v->string) : NULL;
+}
+
+int runinfo_read(const char *dir, RunInfo *info, char *err, size_t errlen) {
+    memset(info, 0, sizeof *info);
+    options_defaults(&info->options);
+    char path[4096];
+    snprintf(path, sizeof path, "%s/run.json", dir);
+    size_t len;
+    char *text = (char *)read_file(path, &len, err, errlen);
+    if (!text) return -1;
+    char why[256];
+    JsonValue *root = json_parse(text, len, why, sizeof why);
+    free(text);
+    if (!root || root->type != JSON_OBJECT) {
+        snprintf(err, errlen, "%s: not a run record: %s", path, root ? "not an object" : why);
+        json_free(root);
+        return -1;
+    }
+    int rc = 0;
+    info->data_path = dup_string(json_get(root, "data"));
+    info->version = dup_string(json_get(root, "version"));
+    const JsonValue *threads = json_get(root, "threads");
+    info->threads = threads && threads->type == JSON_NUMBER ? (int)threads->number : 0;
+    if (!info->data_path) {
+        snprintf(err, errlen, "%s: has no \"data\"", path);
+        rc = -1;
+    } else if (options_from_json(&info->options, json_get(root, "options"), why, sizeof why) != 0) {
+        snprintf(err, errlen, "%s: %s", path, why);
+        rc = -1;
+    }
+    const JsonValue *files = json_get(root, "files");
+    for (int i = 0; rc == 0 && files && files->type == JSON_ARRAY && i < files->count && i < 3; i++) {
+        const JsonValue *f = &files->items[i];
+        const JsonValue *role = json_get(f, "role"), *sha = json_get(f, "sha256"), *lines = json_get(f, "lines");
+        DataFileInfo *d = &info->files[info->n_files];
+        d->path = dup_string(json_get(f, "path"));
+        if (!role || role->type != JSON_STRING || !d->path || !sha || sha->type != JSON_STRING ||
+            strlen(sha->string) != 64 || !lines || lines->type != JSON_NUMBER) {
+            snprintf(err, errlen, "%s: malformed entry %d in \"files\"", path, i + 1);
+            free(d->path);
+            d->path = NULL;
+            rc = -1;
+            break;
+        }
+        snprintf(d->role, sizeof d->role, "%s", role->string);
+        memcpy(d->sha256, sha->string, 65);
+        d->lines = (long)lines->number;
+        info->n_files++;
+    }
+    json_free(root);
+    if (rc != 0) runinfo_free(info);
+    return rc;
+}
+
+void runinfo_free(RunInfo *info) {
+    options_free(&info->options);
+    free(info->data_path);
+    free(info->version);
+    for (int i = 0; i < info->n_files; i++) free(info->files[i].path);
+    memset(info, 0, sizeof *info);
+}

@@ -1,0 +1,112 @@
+/* train.c: the command line of ./train. Reads the options, picks the
+ * subcommand and hands over; the work happens in trainer.c and commands.c. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+#include "commands.h"
+#include "options.h"
+#include "runinfo.h"
+#include "trace.h"
+#include "trainer.h"
+
+static const char *const SUBCOMMANDS[] = {"fit", "eval", "predict", "trace", "reproduce", "diff", "compare-pe"};
+
+/* Options that may change when a run is resumed; the rest shape the model or data. */
+static const char *const RESUMABLE[] = {"epochs", "threads", "quiet", "patience", "stop-after", "resume"};
+
+static int is_resumable(const char *name) {
+    for (size_t i = 0; i < sizeof RESUMABLE / sizeof *RESUMABLE; i++)
+        if (strcmp(name, RESUMABLE[i]) == 0) return 1;
+    return 0;
+}
+
+/* --resume RUN: the recorded options, with the few that may change taken from the command line. */
+static int resume(const Options *given, int argc, char **argv) {
+    for (int k = 0; k < OPTION_COUNT; k++) {
+        if (options_given(given, OPTION_TABLE[k].name) && !is_resumable(OPTION_TABLE[k].name)) {
+            fprintf(stderr, "error: --%s cannot change when resuming; only --epochs, --patience, --stop-after, "
+                            "--threads and --quiet can\n", OPTION_TABLE[k].name);
+            return EXIT_USAGE;
+        }
+    }
+    if (given->n_args > 0) {
+        fprintf(stderr, "error: --resume takes its data from the run's record; drop '%s'\n", given->args[0]);
+        return EXIT_USAGE;
+    }
+    RunInfo info;
+    char err[1024];
+    if (runinfo_read(given->resume_dir, &info, err, sizeof err) != 0) {
+        fprintf(stderr, "error: cannot resume: %s\n", err);
+        return EXIT_USAGE;
+    }
+    for (size_t i = 0; i < sizeof RESUMABLE / sizeof *RESUMABLE; i++) {
+        const OptionSpec *s = options_find(RESUMABLE[i]);
+        if (!options_given(given, s->name)) continue;
+        char value[4096];
+        options_format(given, s, value, sizeof value);
+        options_set(&info.options, s, value, err, sizeof err);
+    }
+    int rc = fit(&info.options, info.data_path, given->resume_dir, 1, argc, argv, NULL);
+    runinfo_free(&info);
+    return rc;
+}
+
+static int train_command(const Options *o, int argc, char **argv) {
+    if (o->resume_dir && *o->resume_dir) return resume(o, argc, argv);
+    if (o->n_args != 1) {
+        fprintf(stderr, "error: %s (see ./train --help)\n",
+                o->n_args == 0 ? "no data file given: ./train DATA.tsv [options]" : "more than one data file given");
+        return EXIT_USAGE;
+    }
+    char dir[4096];
+    if (o->out_dir && *o->out_dir) snprintf(dir, sizeof dir, "%s", o->out_dir);
+    else default_run_dir(o->args[0], "", dir, sizeof dir);
+    return fit(o, o->args[0], dir, 0, argc, argv, NULL);
+}
+
+int main(int argc, char **argv) {
+    if (argc < 2) {
+        options_help(stderr);
+        return EXIT_USAGE;
+    }
+    const char *command = "fit";
+    int first = 1;
+    for (size_t i = 0; i < sizeof SUBCOMMANDS / sizeof *SUBCOMMANDS; i++) {
+        if (strcmp(argv[1], SUBCOMMANDS[i]) == 0) {
+            command = SUBCOMMANDS[i];
+            first = 2;
+        }
+    }
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+            options_help(stdout);
+            return EXIT_OK;
+        }
+        if (strcmp(argv[i], "--version") == 0) {
+            printf("train %s\n", program_version());
+            return EXIT_OK;
+        }
+    }
+    Options o;
+    options_defaults(&o);
+    int rc = options_parse(&o, argc, argv, first);
+    if (rc == 0) {
+#ifdef _OPENMP
+        if (o.threads > 0) omp_set_num_threads(o.threads);
+#endif
+        install_interrupt_handlers();
+        if (strcmp(command, "fit") == 0) rc = train_command(&o, argc, argv);
+        else if (strcmp(command, "eval") == 0) rc = command_eval(&o);
+        else if (strcmp(command, "predict") == 0) rc = command_predict(&o);
+        else if (strcmp(command, "trace") == 0) rc = command_trace(&o);
+        else if (strcmp(command, "reproduce") == 0) rc = command_reproduce(&o, argc, argv);
+        else if (strcmp(command, "diff") == 0) rc = command_diff(&o);
+        else rc = command_compare_pe(&o, argc, argv);
+    }
+    options_free(&o);
+    return rc;
+}

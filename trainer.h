@@ -1,0 +1,46 @@
+/* trainer.h: training runs (fit and resume) and evaluation of a model on
+ * encoded data. */
+#ifndef TRAINER_H
+#define TRAINER_H
+
+#include "data.h"
+#include "epochlog.h"
+#include "model.h"
+#include "options.h"
+
+/* Exit codes (SPEC section 2), plus the conventional code for an interrupt. */
+enum { EXIT_OK = 0, EXIT_RUNTIME = 1, EXIT_USAGE = 2, EXIT_INTERRUPTED = 130 };
+
+typedef struct {
+    double loss;           /* unweighted mean cross-entropy */
+    double accuracy;
+    int *predictions;      /* (n) */
+    float *probs;          /* (n, C) */
+    int n;
+} Evaluation;
+
+/* Runs the model in eval mode over all of d in batches of at most
+ * model->max_batch. Returns 0, or -1 on allocation failure. */
+int evaluate(Model *m, const EncodedDataset *d, Evaluation *out);
+void evaluation_free(Evaluation *e);
+
+typedef struct {
+    EpochRecord *history;  /* owned by the caller after fit returns */
+    int n_epochs;
+    int has_val;
+    double final_val_acc, final_test_acc;
+} FitSummary;
+
+/* Trains on data_path into out_dir (or continues it when resume is set).
+ * argv is recorded in run.json. Returns an exit code. summary may be NULL. */
+int fit(const Options *o, const char *data_path, const char *out_dir, int resume, int argc, char **argv,
+        FitSummary *summary);
+
+/* Installs SIGINT/SIGTERM handlers that ask the training loop to stop after
+ * the current step. */
+void install_interrupt_handlers(void);
+
+/* dir + "/" + name into buf */
+void run_path(char *buf, size_t len, const char *dir, const char *name);
+
+#endif
