@@ -8,7 +8,7 @@ passed=0; failed=0; failures=()
 run() {  # name, command...
     local name=$1; shift
     local log="build/logs/$name.log"
-    mkdir -p build/logs
+    mkdir -p "$(dirname "$log")"
     local start=$SECONDS
     if "$@" >"$log" 2>&1; then
         passed=$((passed + 1)); echo "ok   $name ($((SECONDS - start))s)"

@@ -1,0 +1,636 @@
+/* data.c: reads labelled text (TSV, or CSV with a header) line by line into
+ * examples, refusing bad input with "path:line: problem", and splits a
+ * dataset into stratified, seeded train/validation parts (SPEC section 3). */
+#include "data.h"
+#include "rng.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#define MAX_LINE_BYTES ((size_t)1 << 20)     /* longest accepted line (and CSV record) */
+#define READ_CHUNK_BYTES ((size_t)1 << 16)
+#define CSV_MAX_FIELDS 4096
+#define SPLIT_RNG_SITE 0x53504C4954ull      /* "SPLIT": rng site of the val split */
+
+enum { FORMAT_UNKNOWN, FORMAT_TSV, FORMAT_CSV };
+
+static int fail(char *err, size_t errlen, int code, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+static int fail(char *err, size_t errlen, int code, const char *fmt, ...) {
+    if (err && errlen) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(err, errlen, fmt, ap);
+        va_end(ap);
+    }
+    return code;
+}
+
+static int is_space(unsigned char c) {
+    return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r';
+}
+
+/* Narrows s[0..*len) to drop surrounding ASCII whitespace. */
+static void trim_span(const char **s, size_t *len) {
+    while (*len && is_space((unsigned char)**s)) { (*s)++; (*len)--; }
+    while (*len && is_space((unsigned char)(*s)[*len - 1])) (*len)--;
+}
+
+static char *copy_span(const char *s, size_t len) {
+    char *copy = malloc(len + 1);
+    if (!copy) return NULL;
+    memcpy(copy, s, len);
+    copy[len] = '\0';
+    return copy;
+}
+
+/* Offset of the first byte starting an invalid UTF-8 sequence, or len when
+ * the span is valid. Refuses overlong forms, surrogates and code points
+ * above U+10FFFF (RFC 3629). */
+static size_t utf8_invalid_at(const unsigned char *s, size_t len) {
+    size_t i = 0;
+    while (i < len) {
+        unsigned char c = s[i];
+        size_t need;
+        unsigned char lo = 0x80, hi = 0xBF;   /* allowed range of the second byte */
+        if (c < 0x80) { i++; continue; }
+        if (c >= 0xC2 && c <= 0xDF) need = 1;
+        else if (c >= 0xE0 && c <= 0xEF) {
+            need = 2;
+            if (c == 0xE0) lo = 0xA0;         /* overlong */
+            if (c == 0xED) hi = 0x9F;         /* surrogates */
+        } else if (c >= 0xF0 && c <= 0xF4) {
+            need = 3;
+            if (c == 0xF0) lo = 0x90;         /* overlong */
+            if (c == 0xF4) hi = 0x8F;         /* above U+10FFFF */
+        } else return i;
+        if (len - i - 1 < need) return i;
+        if (s[i + 1] < lo || s[i + 1] > hi) return i;
+        for (size_t k = 2; k <= need; k++)
+            if (s[i + k] < 0x80 || s[i + k] > 0xBF) return i;
+        i += need + 1;
+    }
+    return len;
+}
+
+/* ---- Line reader: physical lines from a buffer or a file stream ---- */
+
+typedef struct {
+    const char *path;
+    const char *mem;                 /* buffer source (fp == NULL) */
+    size_t mem_len, mem_pos;
+    FILE *fp;                        /* file source */
+    char *chunk;
+    size_t chunk_len, chunk_pos;
+    int eof;
+    char *line;                      /* the current line of a file source */
+    size_t line_cap;
+    int line_no;                     /* 1-based number of the line last returned */
+} LineReader;
+
+static int line_too_long(LineReader *r, size_t len, char *err, size_t errlen) {
+    return fail(err, errlen, DATA_ERR_INPUT, "%s:%d: line is too long (%zu bytes; the limit is %zu)", r->path,
+                r->line_no, len, MAX_LINE_BYTES);
+}
+
+static int reader_next_mem(LineReader *r, const char **line, size_t *len, int *got, char *err, size_t errlen) {
+    if (r->mem_pos >= r->mem_len) return DATA_OK;
+    const char *start = r->mem + r->mem_pos;
+    size_t left = r->mem_len - r->mem_pos;
+    const char *nl = memchr(start, '\n', left);
+    size_t n = nl ? (size_t)(nl - start) : left;
+    r->mem_pos += nl ? n + 1 : n;
+    r->line_no++;
+    if (n > MAX_LINE_BYTES) return line_too_long(r, n, err, errlen);
+    *line = start;
+    *len = n;
+    *got = 1;
+    return DATA_OK;
+}
+
+/* Makes room for need bytes in the line buffer (need <= MAX_LINE_BYTES). */
+static int reader_reserve(LineReader *r, size_t need, char *err, size_t errlen) {
+    if (need <= r->line_cap) return DATA_OK;
+    size_t cap = r->line_cap ? r->line_cap : 256;
+    while (cap < need) cap *= 2;
+    char *grown = realloc(r->line, cap);
+    if (!grown) return fail(err, errlen, DATA_ERR_IO, "%s:%d: out of memory", r->path, r->line_no + 1);
+    r->line = grown;
+    r->line_cap = cap;
+    return DATA_OK;
+}
+
+/* Reads on to the end of the line; keeps at most MAX_LINE_BYTES of it, but
+ * counts all of it so a huge line can be refused with its length. */
+static int reader_next_file(LineReader *r, const char **line, size_t *len, int *got, char *err, size_t errlen) {
+    size_t total = 0;
+    int seen = 0;
+    for (;;) {
+        if (r->chunk_pos == r->chunk_len) {
+            if (r->eof) break;
+            r->chunk_len = fread(r->chunk, 1, READ_CHUNK_BYTES, r->fp);
+            r->chunk_pos = 0;
+            if (r->chunk_len == 0) {
+                if (ferror(r->fp))
+                    return fail(err, errlen, DATA_ERR_IO, "%s:%d: read error: %s", r->path, r->line_no + 1,
+                                strerror(errno));
+                r->eof = 1;
+                break;
+            }
+        }
+        const char *start = r->chunk + r->chunk_pos;
+        size_t avail = r->chunk_len - r->chunk_pos;
+        const char *nl = memchr(start, '\n', avail);
+        size_t n = nl ? (size_t)(nl - start) : avail;
+        seen = 1;
+        if (total + n <= MAX_LINE_BYTES) {
+            int rc = reader_reserve(r, total + n, err, errlen);
+            if (rc) return rc;
+            if (n) memcpy(r->line + total, start, n);
+        }
+        total += n;
+        r->chunk_pos += nl ? n + 1 : n;
+        if (nl) break;
+    }
+    if (!seen) return DATA_OK;
+    r->line_no++;
+    if (total > MAX_LINE_BYTES) return line_too_long(r, total, err, errlen);
+    *line = r->line ? r->line : "";
+    *len = total;
+    *got = 1;
+    return DATA_OK;
+}
+
+/* Next physical line without its '\n'; *got is 0 at the end of the input. */
+static int reader_next(LineReader *r, const char **line, size_t *len, int *got, char *err, size_t errlen) {
+    *got = 0;
+    if (r->line_no == INT_MAX) return fail(err, errlen, DATA_ERR_INPUT, "%s: too many lines", r->path);
+    return r->fp ? reader_next_file(r, line, len, got, err, errlen)
+                 : reader_next_mem(r, line, len, got, err, errlen);
+}
+
+/* ---- CSV records (RFC 4180), fed one physical line at a time ---- */
+
+typedef struct {
+    char *bytes;                     /* the fields' contents back to back */
+    size_t len, cap;
+    size_t *field_end;               /* end offset in bytes of each field */
+    int n_fields, fields_cap;
+    int active;                      /* a record has started and is not complete */
+    int in_quotes;                   /* inside a quoted field */
+    int after_quote;                 /* a quoted field closed; only blanks or ',' may follow */
+    int field_has_text;              /* the unquoted field so far has a non-blank byte */
+    int start_line, quote_line;
+} CsvRecord;
+
+static int csv_append(CsvRecord *rec, char c) {
+    if (rec->len == rec->cap) {
+        size_t cap = rec->cap ? rec->cap * 2 : 256;
+        char *grown = realloc(rec->bytes, cap);
+        if (!grown) return -1;
+        rec->bytes = grown;
+        rec->cap = cap;
+    }
+    rec->bytes[rec->len++] = c;
+    return 0;
+}
+
+static size_t csv_field_start(const CsvRecord *rec, int k) { return k ? rec->field_end[k - 1] : 0; }
+
+static int csv_end_field(CsvRecord *rec, const char *path, int line_no, char *err, size_t errlen) {
+    if (rec->n_fields >= CSV_MAX_FIELDS)
+        return fail(err, errlen, DATA_ERR_INPUT, "%s:%d: more than %d fields in a CSV record", path, line_no,
+                    CSV_MAX_FIELDS);
+    if (rec->n_fields == rec->fields_cap) {
+        int cap = rec->fields_cap ? rec->fields_cap * 2 : 8;
+        size_t *grown = realloc(rec->field_end, (size_t)cap * sizeof *grown);
+        if (!grown) return fail(err, errlen, DATA_ERR_IO, "%s:%d: out of memory", path, line_no);
+        rec->field_end = grown;
+        rec->fields_cap = cap;
+    }
+    rec->field_end[rec->n_fields++] = rec->len;
+    rec->after_quote = 0;
+    rec->field_has_text = 0;
+    return DATA_OK;
+}
+
+/* Feeds one physical line. When it completes the record, rec->active drops
+ * to 0; when a quoted field runs on, the next line continues it. */
+static int csv_feed(CsvRecord *rec, const char *s, size_t n, const char *path, int line_no, char *err,
+                    size_t errlen) {
+    if (!rec->active) {
+        rec->active = 1;
+        rec->len = 0;
+        rec->n_fields = 0;
+        rec->in_quotes = rec->after_quote = rec->field_has_text = 0;
+        rec->start_line = line_no;
+    } else if (csv_append(rec, '\n')) {      /* the line break inside a quoted field */
+        return fail(err, errlen, DATA_ERR_IO, "%s:%d: out of memory", path, line_no);
+    }
+    for (size_t i = 0; i < n; i++) {
+        char c = s[i];
+        int rc = 0;
+        if (rec->in_quotes) {
+            if (c != '"') rc = csv_append(rec, c);
+            else if (i + 1 < n && s[i + 1] == '"') { rc = csv_append(rec, '"'); i++; }   /* "" is a quote */
+            else { rec->in_quotes = 0; rec->after_quote = 1; }
+        } else if (c == ',') {
+            int frc = csv_end_field(rec, path, line_no, err, errlen);
+            if (frc) return frc;
+        } else if (rec->after_quote) {
+            if (c != ' ' && c != '\t')
+                return fail(err, errlen, DATA_ERR_INPUT, "%s:%d: text after a closing quote at byte column %zu",
+                            path, line_no, i + 1);
+        } else if (c == '"' && !rec->field_has_text) {
+            rec->len = csv_field_start(rec, rec->n_fields);   /* drop blanks before the quote */
+            rec->in_quotes = 1;
+            rec->quote_line = line_no;
+        } else {
+            rc = csv_append(rec, c);
+            if (c != ' ' && c != '\t') rec->field_has_text = 1;
+        }
+        if (rc) return fail(err, errlen, DATA_ERR_IO, "%s:%d: out of memory", path, line_no);
+        if (rec->len > MAX_LINE_BYTES)
+            return fail(err, errlen, DATA_ERR_INPUT, "%s:%d: CSV record is too long (more than %zu bytes)", path,
+                        rec->start_line, MAX_LINE_BYTES);
+    }
+    if (rec->in_quotes) return DATA_OK;
+    rec->active = 0;
+    return csv_end_field(rec, path, line_no, err, errlen);
+}
+
+/* Field k of a complete record, trimmed of ASCII whitespace. */
+static void csv_field(const CsvRecord *rec, int k, const char **s, size_t *len) {
+    size_t start = csv_field_start(rec, k);
+    *s = rec->bytes + start;
+    *len = rec->field_end[k] - start;
+    trim_span(s, len);
+}
+
+static int span_equals_nocase(const char *s, size_t len, const char *word) {
+    size_t n = strlen(word);
+    if (len != n) return 0;
+    for (size_t i = 0; i < n; i++) {
+        char c = s[i];
+        if (c >= 'A' && c <= 'Z') c = (char)(c - 'A' + 'a');
+        if (c != word[i]) return 0;
+    }
+    return 1;
+}
+
+/* Column of name in a header record: its index, -1 when absent, -2 when twice. */
+static int csv_find_column(const CsvRecord *rec, const char *name) {
+    int found = -1;
+    for (int k = 0; k < rec->n_fields; k++) {
+        const char *s;
+        size_t len;
+        csv_field(rec, k, &s, &len);
+        if (span_equals_nocase(s, len, name)) {
+            if (found >= 0) return -2;
+            found = k;
+        }
+    }
+    return found;
+}
+
+/* ---- The parser: physical lines to examples ---- */
+
+typedef struct {
+    const char *path;
+    LineReader reader;
+    TextDataset *out;
+    int cap;
+    int format;
+    int csv_by_name;                 /* the path ends in .csv */
+    int seen_content;                /* a non-blank, non-comment line was seen */
+    CsvRecord rec;
+    int n_columns, label_column, text_column;   /* from the CSV header; n_columns 0 until read */
+    char *err;
+    size_t errlen;
+} Parser;
+
+static int add_example(Parser *p, const char *label, size_t label_len, const char *text, size_t text_len,
+                       int line_no) {
+    trim_span(&label, &label_len);
+    trim_span(&text, &text_len);
+    if (!label_len) return fail(p->err, p->errlen, DATA_ERR_INPUT, "%s:%d: empty label", p->path, line_no);
+    if (!text_len) return fail(p->err, p->errlen, DATA_ERR_INPUT, "%s:%d: empty text", p->path, line_no);
+    TextDataset *d = p->out;
+    if (d->n == INT_MAX) return fail(p->err, p->errlen, DATA_ERR_INPUT, "%s:%d: too many examples", p->path, line_no);
+    if (d->n == p->cap) {
+        int cap = p->cap ? (p->cap > INT_MAX / 2 ? INT_MAX : p->cap * 2) : 64;
+        Example *grown = realloc(d->examples, (size_t)cap * sizeof *grown);
+        if (!grown) return fail(p->err, p->errlen, DATA_ERR_IO, "%s:%d: out of memory", p->path, line_no);
+        d->examples = grown;
+        p->cap = cap;
+    }
+    Example *ex = &d->examples[d->n];
+    ex->label = copy_span(label, label_len);
+    ex->text = copy_span(text, text_len);
+    ex->line = line_no;
+    if (!ex->label || !ex->text) {
+        free(ex->label);
+        free(ex->text);
+        return fail(p->err, p->errlen, DATA_ERR_IO, "%s:%d: out of memory", p->path, line_no);
+    }
+    d->n++;
+    return DATA_OK;
+}
+
+/* A TSV line: label, first tab, text (later tabs are whitespace in the text). */
+static int tsv_line(Parser *p, const char *s, size_t n, int first_content) {
+    int line_no = p->reader.line_no;
+    const char *tab = memchr(s, '\t', n);
+    if (!tab)
+        return fail(p->err, p->errlen, DATA_ERR_INPUT, "%s:%d: no tab between label and text", p->path, line_no);
+    const char *label = s, *text = tab + 1;
+    size_t label_len = (size_t)(tab - s), text_len = n - label_len - 1;
+    if (first_content) {
+        /* A first line "label<TAB>text" is a header, not an example. */
+        const char *l = label, *t = text;
+        size_t ll = label_len, tl = text_len;
+        trim_span(&l, &ll);
+        trim_span(&t, &tl);
+        if (span_equals_nocase(l, ll, "label") && span_equals_nocase(t, tl, "text")) return DATA_OK;
+    }
+    return add_example(p, label, label_len, text, text_len, line_no);
+}
+
+static int csv_header(Parser *p) {
+    int line_no = p->rec.start_line;
+    int label_column = csv_find_column(&p->rec, "label");
+    int text_column = csv_find_column(&p->rec, "text");
+    if (label_column == -2 || text_column == -2)
+        return fail(p->err, p->errlen, DATA_ERR_INPUT, "%s:%d: CSV header names the '%s' column twice", p->path,
+                    line_no, label_column == -2 ? "label" : "text");
+    if (label_column < 0 || text_column < 0)
+        return fail(p->err, p->errlen, DATA_ERR_INPUT, "%s:%d: CSV header has no '%s' column (it needs 'label' and 'text')",
+                    p->path, line_no, label_column < 0 ? "label" : "text");
+    p->n_columns = p->rec.n_fields;
+    p->label_column = label_column;
+    p->text_column = text_column;
+    return DATA_OK;
+}
+
+static int csv_line(Parser *p, const char *s, size_t n) {
+    int rc = csv_feed(&p->rec, s, n, p->path, p->reader.line_no, p->err, p->errlen);
+    if (rc || p->rec.active) return rc;
+    if (!p->n_columns) return csv_header(p);
+    if (p->rec.n_fields != p->n_columns)
+        return fail(p->err, p->errlen, DATA_ERR_INPUT, "%s:%d: wrong number of fields: %d, the header has %d",
+                    p->path, p->rec.start_line, p->rec.n_fields, p->n_columns);
+    const char *label, *text;
+    size_t label_len, text_len;
+    csv_field(&p->rec, p->label_column, &label, &label_len);
+    csv_field(&p->rec, p->text_column, &text, &text_len);
+    return add_example(p, label, label_len, text, text_len, p->rec.start_line);
+}
+
+/* The first content line decides the format unless the name did: a CSV
+ * header with 'label' and 'text' columns means CSV, anything else TSV. */
+static int first_content_line(Parser *p, const char *s, size_t n) {
+    if (p->csv_by_name) {
+        p->format = FORMAT_CSV;
+        return csv_line(p, s, n);
+    }
+    char scratch[256];
+    int rc = csv_feed(&p->rec, s, n, p->path, p->reader.line_no, scratch, sizeof scratch);
+    if (!rc && !p->rec.active && csv_find_column(&p->rec, "label") >= 0 && csv_find_column(&p->rec, "text") >= 0) {
+        p->format = FORMAT_CSV;
+        return csv_header(p);
+    }
+    p->rec.active = 0;
+    p->format = FORMAT_TSV;
+    return tsv_line(p, s, n, 1);
+}
+
+static int is_blank(const char *s, size_t n) {
+    for (size_t i = 0; i < n; i++)
+        if (!is_space((unsigned char)s[i])) return 0;
+    return 1;
+}
+
+static int is_comment(const char *s, size_t n) {
+    size_t i = 0;
+    while (i < n && is_space((unsigned char)s[i])) i++;
+    return i < n && s[i] == '#';
+}
+
+static int parse_line(Parser *p, const char *s, size_t n) {
+    int line_no = p->reader.line_no;
+    if (line_no == 1 && n >= 3 && memcmp(s, "\xEF\xBB\xBF", 3) == 0) { s += 3; n -= 3; }   /* BOM */
+    if (n && s[n - 1] == '\r') n--;                                                          /* CRLF */
+    const char *nul = memchr(s, '\0', n);
+    if (nul)
+        return fail(p->err, p->errlen, DATA_ERR_INPUT, "%s:%d: NUL byte at byte column %zu", p->path, line_no,
+                    (size_t)(nul - s) + 1);
+    size_t bad = utf8_invalid_at((const unsigned char *)s, n);
+    if (bad < n)
+        return fail(p->err, p->errlen, DATA_ERR_INPUT, "%s:%d: invalid UTF-8 at byte column %zu", p->path, line_no,
+                    bad + 1);
+    if (p->rec.active) return csv_line(p, s, n);     /* a quoted field runs on */
+    if (is_blank(s, n) || is_comment(s, n)) return DATA_OK;
+    if (p->format == FORMAT_UNKNOWN) return first_content_line(p, s, n);
+    return p->format == FORMAT_CSV ? csv_line(p, s, n) : tsv_line(p, s, n, 0);
+}
+
+static int path_ends_csv(const char *path) {
+    size_t n = strlen(path);
+    return n >= 4 && span_equals_nocase(path + n - 4, 4, ".csv");
+}
+
+static int parse_all(Parser *p) {
+    for (;;) {
+        const char *line = NULL;
+        size_t len = 0;
+        int got = 0;
+        int rc = reader_next(&p->reader, &line, &len, &got, p->err, p->errlen);
+        if (rc) return rc;
+        if (!got) break;
+        rc = parse_line(p, line, len);
+        if (rc) return rc;
+    }
+    if (p->rec.active)
+        return fail(p->err, p->errlen, DATA_ERR_INPUT, "%s:%d: unbalanced quote: the quoted field opened here is never closed",
+                    p->path, p->rec.quote_line);
+    if (p->out->n == 0) return fail(p->err, p->errlen, DATA_ERR_INPUT, "%s: no examples", p->path);
+    return DATA_OK;
+}
+
+/* Runs the parser over a prepared reader; out is filled or left empty. */
+static int parse_source(const char *path, LineReader *reader, TextDataset *out, char *err, size_t errlen) {
+    Parser p;
+    memset(&p, 0, sizeof p);
+    p.path = path;
+    p.reader = *reader;
+    p.reader.path = path;
+    p.out = out;
+    p.csv_by_name = path_ends_csv(path);
+    p.err = err;
+    p.errlen = errlen;
+    int rc = DATA_OK;
+    out->path = copy_span(path, strlen(path));
+    if (!out->path) rc = fail(err, errlen, DATA_ERR_IO, "%s: out of memory", path);
+    if (!rc) rc = parse_all(&p);
+    free(p.rec.bytes);
+    free(p.rec.field_end);
+    free(p.reader.line);
+    if (rc) dataset_free(out);
+    return rc;
+}
+
+int dataset_parse(const char *path, const char *buf, size_t len, TextDataset *out, char *err, size_t errlen) {
+    if (!out) return fail(err, errlen, DATA_ERR_IO, "dataset_parse: no output");
+    memset(out, 0, sizeof *out);
+    if (!path) path = "(buffer)";
+    if (!buf && len) return fail(err, errlen, DATA_ERR_IO, "%s: no buffer", path);
+    LineReader reader;
+    memset(&reader, 0, sizeof reader);
+    reader.mem = buf ? buf : "";
+    reader.mem_len = len;
+    return parse_source(path, &reader, out, err, errlen);
+}
+
+int dataset_read(const char *path, TextDataset *out, char *err, size_t errlen) {
+    if (!out) return fail(err, errlen, DATA_ERR_IO, "dataset_read: no output");
+    memset(out, 0, sizeof *out);
+    if (!path || !*path) return fail(err, errlen, DATA_ERR_INPUT, "no data file given");
+    FILE *fp = fopen(path, "rb");
+    if (!fp) return fail(err, errlen, DATA_ERR_INPUT, "%s: %s", path, strerror(errno));
+    struct stat st;
+    if (fstat(fileno(fp), &st) == 0 && S_ISDIR(st.st_mode)) {
+        fclose(fp);
+        return fail(err, errlen, DATA_ERR_INPUT, "%s: is a directory, not a data file", path);
+    }
+    LineReader reader;
+    memset(&reader, 0, sizeof reader);
+    reader.fp = fp;
+    reader.chunk = malloc(READ_CHUNK_BYTES);
+    int rc;
+    if (!reader.chunk) {
+        dataset_free(out);
+        rc = fail(err, errlen, DATA_ERR_IO, "%s: out of memory", path);
+    } else {
+        rc = parse_source(path, &reader, out, err, errlen);
+    }
+    free(reader.chunk);
+    fclose(fp);
+    return rc;
+}
+
+void dataset_free(TextDataset *d) {
+    if (!d) return;
+    for (int i = 0; i < d->n; i++) {
+        free(d->examples[i].label);
+        free(d->examples[i].text);
+    }
+    free(d->examples);
+    free(d->path);
+    memset(d, 0, sizeof *d);
+}
+
+/* ---- Stratified, seeded validation split ---- */
+
+typedef struct {
+    const char *label;
+    int index;
+} LabelledIndex;
+
+static int compare_label_then_index(const void *a, const void *b) {
+    const LabelledIndex *x = a, *y = b;
+    int c = strcmp(x->label, y->label);
+    if (c) return c;
+    return (x->index > y->index) - (x->index < y->index);
+}
+
+/* FNV-1a: a stable key for a class's shuffle, independent of other classes. */
+static uint64_t hash_string(const char *s) {
+    uint64_t h = 0xCBF29CE484222325ull;
+    for (; *s; s++) h = (h ^ (unsigned char)*s) * 0x100000001B3ull;
+    return h;
+}
+
+/* Marks round(frac * m) (at least 1, at most m-1) of a class's m examples as
+ * validation, chosen by a seeded Fisher-Yates shuffle of the class. */
+static void choose_val(LabelledIndex *group, int m, double frac, uint64_t seed, unsigned char *is_val) {
+    if (m < 2) return;
+    uint64_t class_key = hash_string(group[0].label);
+    for (int i = m - 1; i > 0; i--) {
+        int j = (int)(rng_bits(seed, class_key, SPLIT_RNG_SITE, (uint64_t)i) % (uint64_t)(i + 1));
+        LabelledIndex t = group[i];
+        group[i] = group[j];
+        group[j] = t;
+    }
+    int k = (int)floor(frac * m + 0.5);
+    if (k < 1) k = 1;
+    if (k > m - 1) k = m - 1;
+    for (int i = 0; i < k; i++) is_val[group[i].index] = 1;
+}
+
+/* Copies the examples whose flag equals want, in their original order. */
+static int copy_subset(const TextDataset *all, const unsigned char *is_val, int want, TextDataset *out) {
+    memset(out, 0, sizeof *out);
+    int count = 0;
+    for (int i = 0; i < all->n; i++) count += is_val[i] == want;
+    out->path = copy_span(all->path ? all->path : "", strlen(all->path ? all->path : ""));
+    out->examples = calloc(count ? (size_t)count : 1, sizeof *out->examples);
+    if (!out->path || !out->examples) return -1;
+    for (int i = 0; i < all->n; i++) {
+        if (is_val[i] != want) continue;
+        const Example *src = &all->examples[i];
+        Example *dst = &out->examples[out->n];
+        dst->label = copy_span(src->label, strlen(src->label));
+        dst->text = copy_span(src->text, strlen(src->text));
+        dst->line = src->line;
+        out->n++;                       /* counted first so dataset_free releases a partial copy */
+        if (!dst->label || !dst->text) return -1;
+    }
+    return 0;
+}
+
+int dataset_split(const TextDataset *all, double frac, uint64_t seed, TextDataset *train, TextDataset *val,
+                  char *err, size_t errlen) {
+    if (!all || !train || !val) return fail(err, errlen, DATA_ERR_IO, "dataset_split: missing argument");
+    memset(train, 0, sizeof *train);
+    memset(val, 0, sizeof *val);
+    const char *path = all->path ? all->path : "(data)";
+    if (!(frac > 0.0 && frac < 1.0))
+        return fail(err, errlen, DATA_ERR_INPUT, "--val-split must be between 0 and 1 (exclusive), got %g", frac);
+    if (all->n < 2) return fail(err, errlen, DATA_ERR_INPUT, "%s: too few examples to split off validation", path);
+    LabelledIndex *order = malloc((size_t)all->n * sizeof *order);
+    unsigned char *is_val = calloc((size_t)all->n, 1);
+    if (!order || !is_val) {
+        free(order);
+        free(is_val);
+        return fail(err, errlen, DATA_ERR_IO, "%s: out of memory", path);
+    }
+    for (int i = 0; i < all->n; i++) {
+        order[i].label = all->examples[i].label;
+        order[i].index = i;
+    }
+    qsort(order, (size_t)all->n, sizeof *order, compare_label_then_index);
+    for (int start = 0, end; start < all->n; start = end) {
+        end = start + 1;
+        while (end < all->n && strcmp(order[end].label, order[start].label) == 0) end++;
+        choose_val(order + start, end - start, frac, seed, is_val);
+    }
+    int n_val = 0;
+    for (int i = 0; i < all->n; i++) n_val += is_val[i];
+    int rc = DATA_OK;
+    if (n_val == 0)
+        rc = fail(err, errlen, DATA_ERR_INPUT, "%s: cannot split off validation: no label has 2 or more examples", path);
+    else if (copy_subset(all, is_val, 0, train) || copy_subset(all, is_val, 1, val))
+        rc = fail(err, errlen, DATA_ERR_IO, "%s: out of memory", path);
+    if (rc) {
+        dataset_free(train);
+        dataset_free(val);
+    }
+    free(order);
+    free(is_val);
+    return rc;
+}
