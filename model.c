@@ -570,6 +570,17 @@ void model_zero_grad(Model *m) {
     memset(m->grads, 0, m->n_params * sizeof(float));
 }
 
+/* ------------------------------------------------------------ views */
+
+const float *model_embedding_sum(const Model *m) { return m->acts->emb_sum; }
+const float *model_attention_probs(const Model *m, int l) { return m->acts->layers[l].att_probs; }
+const float *model_ffn_output(const Model *m, int l) { return m->acts->layers[l].ff_out; }
+const float *model_layer_output(const Model *m, int l) { return layer_input(m, l + 1); }
+const float *model_encoder_output(const Model *m) {
+    return m->cfg.norm == NORM_PRE ? m->acts->final_out : layer_input(m, m->cfg.n_layers);
+}
+const float *model_pooled(const Model *m) { return m->acts->pooled; }
+
 /* ------------------------------------------------------------- optimizer */
 
 double model_grad_norm(const Model *m) {

@@ -111,6 +111,15 @@ double model_clip_grads(Model *model, double max_norm);
 /* One AdamW step (beta 0.9/0.999, eps 1e-8, PyTorch order), decay on tensors with decay=1. */
 void model_adamw_step(Model *model, float lr, float weight_decay);
 
+/* Read-only views of the last forward's activations, for teaching (trace).
+ * Shapes use the last forward's B and T. */
+const float *model_embedding_sum(const Model *model);         /* (B,T,d): E[token] * emb_scale + PE */
+const float *model_attention_probs(const Model *model, int layer);  /* (B,n_heads,T,T), before dropout */
+const float *model_ffn_output(const Model *model, int layer);  /* (B,T,d): linear2's output, before the residual */
+const float *model_layer_output(const Model *model, int layer);     /* (B,T,d) */
+const float *model_encoder_output(const Model *model);        /* (B,T,d): after the final LayerNorm (pre-norm) */
+const float *model_pooled(const Model *model);                /* (B,d) */
+
 /* Sinusoidal table value, PyTorch tutorial formula, computed in double. */
 float positional_encoding_value(int pos, int dim, int d_model);
 
