@@ -12,7 +12,7 @@ PYTHON  ?= /usr/bin/python3
 BUILD   := build
 CSTD    := -std=c11 -D_GNU_SOURCE
 WARN    := -Wall -Wextra
-OPT     ?= -O3
+OPT     ?= -O3 $(shell printf 'int main(void){return 0;}' | $(CC) -march=native -x c - -o /dev/null 2>/dev/null && echo -march=native)
 CFLAGS  ?=
 LDLIBS  := -lm
 
@@ -36,6 +36,10 @@ ALL_CFLAGS := $(CSTD) $(WARN) $(OPT) $(OPENMP) $(STB_CFLAGS) $(CFLAGS)
 ASAN_CFLAGS := $(CSTD) $(WARN) -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined \
                -fno-sanitize-recover=undefined $(OPENMP) $(STB_CFLAGS) $(CFLAGS)
 
+# run.json records the version (git describe) and the flags of this build.
+VERSION := $(shell git describe --always --dirty 2>/dev/null || echo unknown)
+VERSION_DEFS := -DTRAIN_VERSION='"$(VERSION)"' -DTRAIN_CFLAGS='"$(strip $(CSTD) $(OPT) $(OPENMP) $(CFLAGS))"'
+
 LIB_SRC  := $(filter-out train.c, $(wildcard *.c))
 LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/obj/%.o)
 ASAN_OBJ := $(LIB_SRC:%.c=$(BUILD)/asan/%.o)
@@ -46,7 +50,7 @@ ASAN_TEST_BIN := $(TEST_SRC:tests/%.c=$(BUILD)/asan-tests/%)
 TOOL_SRC := $(wildcard tests/tool_*.c)
 TOOL_BIN := $(TOOL_SRC:tests/%.c=$(BUILD)/tests/%)
 
-.PHONY: all test unit-test asan-test cli-test check-torch demo bench data check-data fuzz clean
+.PHONY: FORCE all test unit-test asan-test cli-test check-torch demo bench data check-data fuzz clean
 all: train
 
 $(STB_LOCAL)/stb_image_write.h:
@@ -59,6 +63,15 @@ $(STB_LOCAL)/stb_image_write.h:
 $(BUILD)/obj/stb_impl.o $(BUILD)/asan/stb_impl.o: stb_impl.c $(STB_DEP)
 	@mkdir -p $(@D)
 	$(CC) $(CSTD) -O2 -w $(STB_CFLAGS) -c $< -o $@
+
+# Rebuilt when the version or flags change.
+$(BUILD)/version-stamp: FORCE
+	@mkdir -p $(@D)
+	@echo '$(VERSION_DEFS)' | cmp -s - $@ || echo '$(VERSION_DEFS)' > $@
+$(BUILD)/obj/runinfo.o $(BUILD)/asan/runinfo.o: $(BUILD)/version-stamp
+$(BUILD)/obj/runinfo.o: ALL_CFLAGS += $(VERSION_DEFS)
+$(BUILD)/asan/runinfo.o: ASAN_CFLAGS += $(VERSION_DEFS)
+FORCE:
 
 $(BUILD)/obj/%.o: %.c $(HEADERS) $(STB_DEP)
 	@mkdir -p $(@D)

@@ -214,7 +214,15 @@ void options_format(const Options *o, const OptionSpec *s, char *buf, size_t len
     switch (s->kind) {
     case OPT_INT: snprintf(buf, len, "%d", *(const int *)cfield(o, s)); break;
     case OPT_LONG: snprintf(buf, len, "%lld", *(const long long *)cfield(o, s)); break;
-    case OPT_DOUBLE: snprintf(buf, len, "%.17g", *(const double *)cfield(o, s)); break;
+    case OPT_DOUBLE: {
+        /* the shortest form that reads back to the same double */
+        double v = *(const double *)cfield(o, s);
+        for (int digits = 6; digits <= 17; digits++) {
+            snprintf(buf, len, "%.*g", digits, v);
+            if (strtod(buf, NULL) == v) break;
+        }
+        break;
+    }
     case OPT_FLAG: snprintf(buf, len, "%d", *(const int *)cfield(o, s)); break;
     case OPT_STRING:
     case OPT_CHOICE: {

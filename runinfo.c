@@ -92,8 +92,10 @@ int runinfo_write(const char *dir, const Options *o, const char *data_path, int 
     rc |= jsonbuf_puts(&b, "\n  ],\n  \"version\": ");
     rc |= jsonbuf_string(&b, TRAIN_VERSION);
     rc |= jsonbuf_puts(&b, ",\n  \"compiler\": ");
-#ifdef __VERSION__
-    rc |= jsonbuf_string(&b, __VERSION__);
+#if defined(__clang__)
+    rc |= jsonbuf_string(&b, "clang " __VERSION__);
+#elif defined(__GNUC__)
+    rc |= jsonbuf_string(&b, "gcc " __VERSION__);
 #else
     rc |= jsonbuf_string(&b, "unknown");
 #endif

@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# test_reproduce.sh: run.json records what a run depends on; `reproduce`
+# re-runs it identically at 1 and 2 threads, refuses changed data naming the
+# file, and `diff` shows the options that differ and both traces.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+TRAIN=./train
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+failures=0
+fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+pass() { echo "ok: $*"; }
+
+awk 'BEGIN { srand(11); split("a b c d e f g h", v, " ");
+    for (i = 0; i < 500; i++) { n = 4 + int(rand() * 5); px = int(rand() * n); do { py = int(rand() * n) } while (py == px);
+        s = ""; for (j = 0; j < n; j++) { t = v[1 + int(rand() * 8)]; if (j == px) t = "x"; if (j == py) t = "y";
+            s = s (j ? " " : "") t }
+        print (px < py ? "xy" : "yx") "\t" s } }' > "$tmp/data.tsv"
+TINY=(--d-model 16 --heads 2 --d-ff 32 --layers 1 --max-len 16 --epochs 3 --dropout 0.2)
+
+# run.json holds the command, options, seed, threads, data hash and line count, version, compiler, machine
+$TRAIN "$tmp/data.tsv" --out "$tmp/a" "${TINY[@]}" --threads 2 --quiet > /dev/null || fail "training run a"
+json="$tmp/a/run.json"
+sha=$(sha256sum "$tmp/data.tsv" | cut -d' ' -f1)
+for key in '"command"' '"options"' '"seed": 42' '"threads": 2' "\"sha256\": \"$sha\"" '"lines": 500' '"version"' \
+           '"compiler"' '"cflags"' '"cpu"' '"openmp"' '"dropout": "0.2"' '"lr": "0.001"'; do
+    grep -qF "$key" "$json" || fail "run.json lacks $key"
+done
+pass "run.json records command, options, seed, threads, data SHA-256 and lines, version, compiler, machine"
+
+# reproduce at 1 and at 2 threads: identical traces, exit 0
+for threads in 1 2; do
+    $TRAIN reproduce "$tmp/a" --out "$tmp/re$threads" --threads "$threads" > "$tmp/re$threads.txt" 2>&1
+    rc=$?
+    if [ $rc -eq 0 ] && grep -q '^identical' "$tmp/re$threads.txt" && \
+       cmp -s <(cut -d, -f1-7 "$tmp/a/metrics.csv") <(cut -d, -f1-7 "$tmp/re$threads/metrics.csv") && \
+       cmp -s "$tmp/a/model.safetensors" "$tmp/re$threads/model.safetensors"; then
+        pass "reproduce at $threads thread(s): identical trace and checkpoint"
+    else
+        fail "reproduce at $threads thread(s) exited $rc"; tail -n 12 "$tmp/re$threads.txt"
+    fi
+done
+grep -q 'Epoch' "$tmp/re1.txt" && pass "reproduce prints the traces side by side" || fail "no side-by-side trace"
+
+# a reproduction that differs is reported with its first differing epoch, exit 1
+sed -i '3s/^\([0-9]*\),[0-9.]*/\1,9.999999/' "$tmp/a/metrics.csv"
+$TRAIN reproduce "$tmp/a" --out "$tmp/re-diff" > "$tmp/re-diff.txt" 2>&1
+rc=$?
+[ $rc -eq 1 ] && grep -q 'first difference' "$tmp/re-diff.txt" && grep -q '^DIFFERENT' "$tmp/re-diff.txt" \
+    && pass "a differing trace is marked and exits 1" || fail "differing trace: exit $rc"
+
+# one changed byte in the data: refused, naming the file
+cp "$tmp/data.tsv" "$tmp/data.bak"
+printf 'z' | dd of="$tmp/data.tsv" bs=1 seek=10 conv=notrunc 2> /dev/null
+$TRAIN reproduce "$tmp/a" --out "$tmp/re-bad" > "$tmp/bad.out" 2> "$tmp/bad.err"
+rc=$?
+[ $rc -eq 2 ] && grep -qF "$tmp/data.tsv" "$tmp/bad.err" && grep -q 'changed' "$tmp/bad.err" \
+    && pass "changed data refused: $(head -c 100 "$tmp/bad.err")..." || fail "changed data: exit $rc: $(cat "$tmp/bad.err")"
+[ ! -e "$tmp/re-bad/metrics.csv" ] && pass "nothing trained on changed data" || fail "trained on changed data"
+cp "$tmp/data.bak" "$tmp/data.tsv"
+
+# diff: a run with another --lr shows that option and both traces
+$TRAIN "$tmp/data.tsv" --out "$tmp/b" "${TINY[@]}" --lr 0.003 --quiet > /dev/null || fail "training run b"
+$TRAIN diff "$tmp/a" "$tmp/b" > "$tmp/diff.txt" 2>&1 || fail "diff exited non-zero"
+grep -E '^lr +0\.001 +0\.003 +\*' "$tmp/diff.txt" > /dev/null && pass "diff marks --lr 0.001 vs 0.003" \
+    || fail "diff does not mark lr: $(grep '^lr' "$tmp/diff.txt")"
+[ "$(grep -c ' \*$' "$tmp/diff.txt")" -eq 1 ] && pass "diff marks only the option that differs" \
+    || fail "diff marks $(grep -c ' \*$' "$tmp/diff.txt") options"
+[ "$(grep -cE '^ +[1-3] \|' "$tmp/diff.txt")" -eq 3 ] && pass "diff shows 3 epochs of both traces" \
+    || fail "diff traces: $(grep -cE '^ +[1-3] \|' "$tmp/diff.txt") rows"
+echo "REPORT reproduce: identical at 1 and 2 threads; changed data refused; diff marks --lr"
+
+echo
+[ "$failures" -eq 0 ] && echo "test_reproduce: all passed" || echo "test_reproduce: $failures failed"
+[ "$failures" -eq 0 ]
