@@ -1,0 +1,574 @@
+#!/usr/bin/env python3
+"""twin.py: the C model's twin in PyTorch, its cross-check against the C side, and PyTorch timings.
+
+  twin.py check DIR [--dtype float32|float64]   compare every DIR/CASE written by tool_torch_check
+  twin.py selftest                              checks of the twin against itself
+  twin.py bench --vocab V --seq T ...           ms per training step of the same model in PyTorch
+  twin.py matmul-peak --threads N               best float32 matrix-product GFLOP/s
+
+The state_dict names are those of SPEC section 5, so load_state_dict works on
+the C checkpoint directly. The file format is read and written here by hand
+(no safetensors package): u64 LE header size, JSON header, raw LE data.
+"""
+import argparse
+import json
+import math
+import os
+import struct
+import sys
+import tempfile
+import time
+
+
+def _threads_from_argv(argv):
+    """--threads N, read before torch loads so its BLAS starts with N threads."""
+    for i, a in enumerate(argv):
+        if a == "--threads" and i + 1 < len(argv):
+            return argv[i + 1]
+        if a.startswith("--threads="):
+            return a.split("=", 1)[1]
+    return None
+
+
+if _threads_from_argv(sys.argv) is not None:
+    for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
+        os.environ.setdefault(_var, _threads_from_argv(sys.argv))
+
+
+def _use_openblas_if_found(argv):
+    """For the timings: Debian's torch calls whatever libblas.so.3 is, by default
+    netlib's unoptimised reference BLAS. If an OpenBLAS libblas.so.3 is unpacked
+    under build/openblas (or named by TWIN_BLAS_DIR), re-run this script with it
+    first on LD_LIBRARY_PATH. TWIN_BLAS_DIR=system keeps the system one."""
+    if not argv or argv[0] not in ("bench", "matmul-peak") or os.environ.get("TWIN_BLAS_REEXEC"):
+        return
+    system = os.path.realpath("/usr/lib/x86_64-linux-gnu/libblas.so.3")
+    wanted = os.environ.get("TWIN_BLAS_DIR", "")
+    if wanted == "system" or (not wanted and "openblas" in system):
+        return
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    dirs = [wanted] if wanted else [
+        os.path.join(root, "build/openblas/usr/lib/x86_64-linux-gnu", sub)
+        for sub in ("openblas-openmp", "openblas-pthread")]
+    for d in dirs:
+        if os.path.isfile(os.path.join(d, "libblas.so.3")):
+            env = dict(os.environ, TWIN_BLAS_REEXEC="1")
+            env["LD_LIBRARY_PATH"] = d + (":" + env["LD_LIBRARY_PATH"] if env.get("LD_LIBRARY_PATH") else "")
+            os.execve(sys.executable, [sys.executable, os.path.abspath(__file__)] + argv, env)
+
+
+_use_openblas_if_found(sys.argv[1:])
+
+import numpy as np
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+PAD, UNK, CLS, SEP, MASK = 0, 1, 2, 3, 4
+N_SPECIAL = 5
+
+# ---------------------------------------------------------------- safetensors
+
+ST_DTYPES = {"F32": "<f4", "F64": "<f8", "I32": "<i4", "I64": "<i8", "U8": "u1"}
+
+
+def st_read(path):
+    """Returns ({name: numpy array}, {metadata key: str})."""
+    with open(path, "rb") as f:
+        buf = f.read()
+    if len(buf) < 8:
+        raise ValueError(f"{path}: too short for a safetensors file")
+    (hlen,) = struct.unpack("<Q", buf[:8])
+    if hlen > len(buf) - 8:
+        raise ValueError(f"{path}: header size {hlen} past the end of the file")
+    header = json.loads(buf[8:8 + hlen].decode("utf-8"))
+    data = memoryview(buf)[8 + hlen:]
+    meta = header.pop("__metadata__", None) or {}
+    tensors = {}
+    for name, info in header.items():
+        dt = np.dtype(ST_DTYPES[info["dtype"]])
+        begin, end = info["data_offsets"]
+        shape = tuple(info["shape"])
+        count = int(np.prod(shape)) if shape else 1
+        if end - begin != count * dt.itemsize or end > len(data):
+            raise ValueError(f"{path}: tensor {name}: bad data_offsets {begin},{end}")
+        arr = np.frombuffer(data[begin:end], dtype=dt).reshape(shape).copy()
+        tensors[name] = arr
+    return tensors, meta
+
+
+def st_write(path, tensors, meta=None):
+    """Writes {name: numpy array} (F32/I32/I64/U8) with string metadata."""
+    names = {np.dtype("<f4"): "F32", np.dtype("<f8"): "F64", np.dtype("<i4"): "I32",
+             np.dtype("<i8"): "I64", np.dtype("u1"): "U8"}
+    header, chunks, offset = {}, [], 0
+    if meta:
+        header["__metadata__"] = {str(k): str(v) for k, v in meta.items()}
+    for name, arr in tensors.items():
+        arr = np.ascontiguousarray(arr)
+        arr = arr.astype(arr.dtype.newbyteorder("<"), copy=False)
+        raw = arr.tobytes()
+        header[name] = {"dtype": names[arr.dtype], "shape": list(arr.shape),
+                        "data_offsets": [offset, offset + len(raw)]}
+        chunks.append(raw)
+        offset += len(raw)
+    hjson = json.dumps(header, separators=(",", ":")).encode("utf-8")
+    hjson += b" " * (-len(hjson) % 8)
+    with open(path, "wb") as f:
+        f.write(struct.pack("<Q", len(hjson)))
+        f.write(hjson)
+        for c in chunks:
+            f.write(c)
+
+
+# ---------------------------------------------------------------- the model
+
+def config_from_metadata(meta, tensors=None):
+    """The model config from a checkpoint's __metadata__ (all strings); tensor
+    shapes fill in what the metadata leaves out."""
+    tensors = tensors or {}
+
+    def get(key, conv, fallback=None):
+        if key in meta:
+            return conv(meta[key])
+        if fallback is not None:
+            return fallback()
+        raise KeyError(f"checkpoint metadata has no '{key}'")
+
+    def n_classes():
+        if "labels" in meta:
+            return len(json.loads(meta["labels"]))
+        return int(tensors["head.weight"].shape[0])
+
+    cfg = {
+        "vocab_size": get("vocab_size", int, lambda: int(tensors["embedding.weight"].shape[0])),
+        "d_model": get("d_model", int, lambda: int(tensors["embedding.weight"].shape[1])),
+        "heads": get("heads", int),
+        "layers": get("layers", int),
+        "d_ff": get("d_ff", int, lambda: int(tensors["encoder.layers.0.linear1.weight"].shape[0])),
+        "n_classes": get("n_classes", int, n_classes),
+        "dropout": get("dropout", float, lambda: 0.0),
+        "activation": get("activation", str, lambda: "relu"),
+        "norm": get("norm", str, lambda: "post"),
+        "pool": get("pool", str, lambda: "mean"),
+        "pe": get("pe", str, lambda: "sinusoidal"),
+    }
+    cfg["max_len"] = get("max_len", int, lambda: int(tensors["pos_embedding.weight"].shape[0]))
+    cfg["emb_scale"] = get("emb_scale", float, lambda: math.sqrt(cfg["d_model"]))
+    return cfg
+
+
+def sinusoidal_table(max_len, d):
+    """PE[pos,2i] = sin(pos*10000^(-2i/d)), PE[pos,2i+1] = cos(...), in double, stored as float."""
+    pos = np.arange(max_len, dtype=np.float64)[:, None]
+    two_i = np.arange(0, d, 2, dtype=np.float64)[None, :]
+    angle = pos * np.power(10000.0, -two_i / d)
+    pe = np.zeros((max_len, d), dtype=np.float64)
+    pe[:, 0::2] = np.sin(angle)
+    pe[:, 1::2] = np.cos(angle)
+    return torch.from_numpy(pe.astype(np.float32))
+
+
+def masked_dropout(x, tokens, p, training):
+    """SPEC 4.3: [CLS]/[SEP]/[MASK] kept unscaled, [PAD] zeroed, the rest inverted dropout.
+    Identity in eval mode."""
+    if not training:
+        return x
+    keep = ((tokens == CLS) | (tokens == SEP) | (tokens == MASK)).unsqueeze(-1)
+    pad = (tokens == PAD).unsqueeze(-1)
+    dropped = F.dropout(x, p, True) if p > 0 else x
+    out = torch.where(keep, x, dropped)
+    return out.masked_fill(pad, 0.0)
+
+
+class Twin(nn.Module):
+    def __init__(self, cfg):
+        super().__init__()
+        self.cfg = dict(cfg)
+        d = cfg["d_model"]
+        self.embedding = nn.Embedding(cfg["vocab_size"], d)
+        nn.init.normal_(self.embedding.weight, 0.0, 1.0 / math.sqrt(d))
+        if cfg["pe"] == "learned":
+            self.pos_embedding = nn.Embedding(cfg["max_len"], d)
+        elif cfg["pe"] == "sinusoidal":
+            self.register_buffer("pe_table", sinusoidal_table(cfg["max_len"], d), persistent=False)
+        elif cfg["pe"] != "none":
+            raise ValueError(f"unknown pe {cfg['pe']!r}")
+        if cfg["norm"] not in ("post", "pre"):
+            raise ValueError(f"unknown norm {cfg['norm']!r}")
+        if cfg["activation"] not in ("relu", "gelu"):
+            raise ValueError(f"unknown activation {cfg['activation']!r}")
+        if cfg["pool"] not in ("mean", "cls"):
+            raise ValueError(f"unknown pool {cfg['pool']!r}")
+        pre = cfg["norm"] == "pre"
+        layer = nn.TransformerEncoderLayer(d, cfg["heads"], cfg["d_ff"], cfg["dropout"],
+                                           activation=cfg["activation"], layer_norm_eps=1e-5,
+                                           batch_first=True, norm_first=pre)
+        self.encoder = nn.TransformerEncoder(layer, cfg["layers"],
+                                             norm=nn.LayerNorm(d, eps=1e-5) if pre else None,
+                                             enable_nested_tensor=False)
+        self.head = nn.Linear(d, cfg["n_classes"])
+
+    def forward(self, tokens):
+        B, T = tokens.shape
+        x = self.embedding(tokens) * self.cfg["emb_scale"]
+        if self.cfg["pe"] == "sinusoidal":
+            x = x + self.pe_table[:T].to(x.dtype)
+        elif self.cfg["pe"] == "learned":
+            x = x + self.pos_embedding(torch.arange(T, device=tokens.device))
+        x = masked_dropout(x, tokens, self.cfg["dropout"], self.training)
+        pad = tokens == PAD
+        h = self.encoder(x, src_key_padding_mask=pad)
+        if self.cfg["pool"] == "cls":
+            pooled = h[:, 0]
+        else:
+            keep = (~pad).to(h.dtype).unsqueeze(-1)
+            pooled = (h * keep).sum(1) / keep.sum(1)
+        return self.head(pooled)
+
+
+def loss_fn(logits, labels, class_weights=None):
+    return F.cross_entropy(logits, labels, weight=class_weights)
+
+
+def make_adamw(model, lr, weight_decay):
+    """AdamW with decay on matrices and embeddings (dim >= 2), none on biases and LayerNorm."""
+    decay = [p for p in model.parameters() if p.dim() >= 2]
+    no_decay = [p for p in model.parameters() if p.dim() < 2]
+    groups = [{"params": decay, "weight_decay": weight_decay},
+              {"params": no_decay, "weight_decay": 0.0}]
+    return torch.optim.AdamW(groups, lr=lr, betas=(0.9, 0.999), eps=1e-8)
+
+
+def train_step(model, opt, tokens, labels, class_weights, clip):
+    opt.zero_grad(set_to_none=False)
+    loss = loss_fn(model(tokens), labels, class_weights)
+    loss.backward()
+    if clip > 0:
+        torch.nn.utils.clip_grad_norm_(model.parameters(), clip)
+    opt.step()
+    return loss.item()
+
+
+def load_twin(path, dtype=torch.float32):
+    tensors, meta = st_read(path)
+    cfg = config_from_metadata(meta, tensors)
+    model = Twin(cfg)
+    state = {k: torch.from_numpy(v) for k, v in tensors.items()}
+    model.load_state_dict(state, strict=True)
+    return model.to(dtype), cfg
+
+
+# ---------------------------------------------------------------- check against C
+
+def rel_err(a, b):
+    """||a - b|| / max(||b||, 1e-12), in double."""
+    a = np.asarray(a, dtype=np.float64)
+    b = np.asarray(b, dtype=np.float64)
+    return float(np.linalg.norm(a - b) / max(np.linalg.norm(b), 1e-12))
+
+
+def check_case(case_dir, dtype, tol):
+    """Compares one case; returns (ok, summary dict, per-tensor [(name, rel_err)])."""
+    model_path = os.path.join(case_dir, "model.safetensors")
+    batch, bmeta = st_read(os.path.join(case_dir, "batch.safetensors"))
+    tokens = torch.from_numpy(batch["tokens"].astype(np.int64))
+    labels = torch.from_numpy(batch["labels"].astype(np.int64))
+    cw = batch.get("class_weights")
+    cw = torch.from_numpy(cw).to(dtype) if cw is not None else None
+    lr = float(bmeta["lr"])
+    wd = float(bmeta["weight_decay"])
+    clip = float(bmeta["clip"])
+    steps = int(bmeta["steps"])
+
+    model, cfg = load_twin(model_path, dtype)
+    eval_only = bmeta.get("eval_only", "0") == "1"
+    if cfg["dropout"] != 0 and not eval_only:
+        raise ValueError(f"{case_dir}: the check needs dropout 0, checkpoint has {cfg['dropout']}")
+
+    # Eval mode: the slow path (grad enabled) and PyTorch's fast path (no_grad).
+    model.eval()
+    eval_diff = 0.0
+    if "eval_logits" in batch:
+        slow = model(tokens).detach().double().numpy()
+        with torch.no_grad():
+            fast = model(tokens).double().numpy()
+        eval_diff = max(float(np.max(np.abs(slow - batch["eval_logits"]))),
+                        float(np.max(np.abs(fast - batch["eval_logits"]))))
+    if eval_only:  # dropout > 0: training-mode results depend on the random masks
+        ok = eval_diff <= tol["logits"]
+        return ok, {"logits": None, "loss": None, "eval": eval_diff, "adamw": None,
+                    "worst": None, "cfg": cfg, "losses": []}, []
+
+    # Training-mode forward and backward (dropout 0, so PAD zeroing is the only effect).
+    model.train()
+    logits = model(tokens)
+    loss = loss_fn(logits, labels, cw)
+    loss.backward()
+    logits_diff = float(np.max(np.abs(logits.detach().double().numpy() - batch["logits"])))
+    loss_diff = abs(loss.item() - float(batch["loss"].reshape(-1)[0]))
+
+    grads = []
+    for name, p in model.named_parameters():
+        key = "grad." + name
+        if key not in batch:
+            raise KeyError(f"{case_dir}: batch file has no {key}")
+        grads.append((name, rel_err(batch[key], p.grad.numpy())))
+    missing = set(k[5:] for k in batch if k.startswith("grad.")) - set(n for n, _ in grads)
+    if missing:
+        raise KeyError(f"{case_dir}: C gradients for unknown tensors {sorted(missing)}")
+
+    # AdamW from fresh weights, same lr/wd/clip; loss recorded before each update.
+    model, _ = load_twin(model_path, dtype)
+    model.train()
+    opt = make_adamw(model, lr, wd)
+    losses = [train_step(model, opt, tokens, labels, cw, clip) for _ in range(steps)]
+    adamw_diff = float(np.max(np.abs(np.array(losses) - batch["adamw_losses"].astype(np.float64))))
+
+    worst = max(grads, key=lambda g: g[1])
+    ok = (logits_diff <= tol["logits"] and loss_diff <= tol["loss"] and eval_diff <= tol["logits"]
+          and worst[1] <= tol["grad"] and adamw_diff <= tol["adamw"])
+    summary = {"logits": logits_diff, "loss": loss_diff, "eval": eval_diff, "adamw": adamw_diff,
+               "worst": worst, "cfg": cfg, "losses": losses}
+    return ok, summary, grads
+
+
+def cmd_check(args):
+    dtype = {"float32": torch.float32, "float64": torch.float64}[args.dtype]
+    tol = {"logits": 1e-4, "loss": 1e-4, "grad": 1e-3, "adamw": 1e-4}
+    cases = sorted(c for c in os.listdir(args.dir)
+                   if os.path.isfile(os.path.join(args.dir, c, "batch.safetensors")))
+    if not cases:
+        print(f"twin.py: no cases in {args.dir}", file=sys.stderr)
+        return 1
+    torch.manual_seed(0)
+    n_fail = 0
+    rows = []
+    print(f"twin check: {len(cases)} cases, twin in {args.dtype}; tolerances: logits/loss/adamw "
+          f"{tol['logits']:g} abs, gradients {tol['grad']:g} relative")
+    for case in cases:
+        try:
+            ok, s, grads = check_case(os.path.join(args.dir, case), dtype, tol)
+        except Exception as e:  # a broken file fails its case; the others still run
+            ok, s, grads = False, {"error": f"{type(e).__name__}: {e}"}, []
+        n_fail += 0 if ok else 1
+        for name, err in grads:
+            flag = "" if err <= tol["grad"] else "  <-- FAIL"
+            print(f"  grad {case:<16} {name:<42} {err:.3e}{flag}")
+        rows.append((case, ok, s))
+
+    def num(v, width):
+        return f"{'-':>{width}}" if v is None else f"{v:{width}.2e}"
+    print(f"REPORT {'case':<16} {'logits_maxabs':>13} {'loss_diff':>10} {'eval_maxabs':>11} "
+          f"{'adamw_maxdiff':>13} {'worst_grad_rel':>14}  result  worst gradient")
+    for case, ok, s in rows:
+        if "error" in s:
+            print(f"REPORT {case:<16} ERROR {s['error']}")
+            continue
+        worst = (s["worst"][1], s["worst"][0]) if s["worst"] else (None, "(eval only: dropout > 0)")
+        print(f"REPORT {case:<16} {num(s['logits'], 13)} {num(s['loss'], 10)} {num(s['eval'], 11)} "
+              f"{num(s['adamw'], 13)} {num(worst[0], 14)}  {'PASS' if ok else 'FAIL'}    {worst[1]}")
+    print(f"REPORT twin check ({args.dtype}): {len(cases) - n_fail}/{len(cases)} cases pass")
+    return 1 if n_fail else 0
+
+
+# ---------------------------------------------------------------- self test
+
+def cmd_selftest(args):
+    torch.manual_seed(1)
+    failures = 0
+
+    def expect(cond, what):
+        nonlocal failures
+        print(("ok   " if cond else "FAIL ") + what)
+        failures += 0 if cond else 1
+
+    base = {"vocab_size": 23, "max_len": 12, "d_model": 16, "heads": 4, "layers": 2, "d_ff": 40,
+            "n_classes": 3, "dropout": 0.0, "activation": "relu", "norm": "post", "pool": "mean",
+            "pe": "sinusoidal", "emb_scale": 4.0}
+    tokens = torch.tensor([[2, 7, 8, 9, 3, 0, 0],
+                           [2, 10, 4, 11, 12, 13, 3]])
+    for norm in ("post", "pre"):
+        for pool in ("mean", "cls"):
+            for pe in ("sinusoidal", "learned", "none"):
+                cfg = dict(base, norm=norm, pool=pool, pe=pe)
+                m = Twin(cfg)
+                for mode in ("train", "eval"):
+                    m.train(mode == "train")
+                    a = m(tokens).detach()
+                    # More padding must not change the logits.
+                    more = torch.cat([tokens, torch.zeros(2, 3, dtype=torch.long)], 1)
+                    b = m(more).detach()
+                    # Row 0 alone, cut right after [SEP], must give its logits too.
+                    c = m(tokens[:1, :5]).detach()
+                    expect(torch.allclose(a, b, atol=1e-5) and torch.allclose(a[:1], c, atol=1e-5),
+                           f"padding-invariant logits {norm}/{pool}/{pe}/{mode}")
+                names = set(m.state_dict().keys())
+                expect(("encoder.norm.weight" in names) == (norm == "pre")
+                       and ("pos_embedding.weight" in names) == (pe == "learned")
+                       and "head.weight" in names and "embedding.weight" in names
+                       and "encoder.layers.1.self_attn.in_proj_weight" in names,
+                       f"state_dict names {norm}/{pe}")
+                # Round trip through a safetensors file written here.
+                with tempfile.TemporaryDirectory() as tmp:
+                    path = os.path.join(tmp, "m.safetensors")
+                    meta = {k: str(v) for k, v in cfg.items() if k != "n_classes"}
+                    meta["format"] = "pt"
+                    meta["labels"] = json.dumps(["a", "b", "c"])
+                    st_write(path, {k: v.numpy() for k, v in m.state_dict().items()}, meta)
+                    m2, cfg2 = load_twin(path)
+                    m.eval(); m2.eval()
+                    expect(cfg2 == cfg and torch.equal(m(tokens), m2(tokens)),
+                           f"safetensors round trip {norm}/{pool}/{pe}")
+
+    # Mean pooling: PAD positions are ignored, the mean is over the others.
+    m = Twin(base).eval()
+    with torch.no_grad():
+        x = m.embedding(tokens) * base["emb_scale"] + m.pe_table[:tokens.shape[1]]
+        h = m.encoder(x, src_key_padding_mask=tokens == 0)
+        manual = torch.stack([h[0, :5].mean(0), h[1].mean(0)])
+        expect(torch.allclose(m(tokens), m.head(manual), atol=1e-6), "mean pooling over non-PAD")
+
+    # Sinusoidal table against the tutorial's exp/log form.
+    pe = sinusoidal_table(12, 16)
+    pos = torch.arange(12, dtype=torch.float64)[:, None]
+    div = torch.exp(torch.arange(0, 16, 2, dtype=torch.float64) * (-math.log(10000.0) / 16))
+    ref = torch.zeros(12, 16, dtype=torch.float64)
+    ref[:, 0::2] = torch.sin(pos * div)
+    ref[:, 1::2] = torch.cos(pos * div)
+    expect(torch.allclose(pe.double(), ref, atol=1e-7), "sinusoidal table")
+
+    # Masked dropout: specials kept unscaled, PAD zeroed, others dropped or scaled 1/(1-p).
+    x = torch.ones(2, 7, 16)
+    y = masked_dropout(x, tokens, 0.5, True)
+    sp = (tokens >= 2) & (tokens <= 4)
+    expect(bool((y[sp] == 1).all()) and bool((y[tokens == 0] == 0).all())
+           and set(y[(tokens > 4)].unique().tolist()) <= {0.0, 2.0}, "masked dropout")
+    expect(torch.equal(masked_dropout(x, tokens, 0.5, False), x), "masked dropout is identity in eval")
+
+    # Weighted cross-entropy is sum(w_y * nll) / sum(w_y).
+    lg = torch.randn(4, 3)
+    lb = torch.tensor([0, 2, 2, 1])
+    w = torch.tensor([0.5, 2.0, 1.25])
+    nll = -F.log_softmax(lg, 1)[torch.arange(4), lb]
+    expect(abs(loss_fn(lg, lb, w).item() - ((w[lb] * nll).sum() / w[lb].sum()).item()) < 1e-6,
+           "weighted cross-entropy")
+
+    # Parameter groups: decay exactly on the >= 2-dim tensors.
+    m = Twin(dict(base, norm="pre", pe="learned"))
+    opt = make_adamw(m, 1e-3, 0.1)
+    named = dict(m.named_parameters())
+    decayed = {n for n, p in named.items() if any(p is q for q in opt.param_groups[0]["params"])}
+    expect(decayed == {n for n in named if n.endswith("weight") and "norm" not in n},
+           "weight decay on matrices and embeddings only")
+    print(f"selftest: {failures} failed")
+    return 1 if failures else 0
+
+
+# ---------------------------------------------------------------- timings
+
+def cmd_bench(args):
+    torch.set_num_threads(args.threads)
+    torch.manual_seed(args.seed)
+    if args.d_model % args.heads:
+        print("twin.py bench: d-model must be a multiple of heads", file=sys.stderr)
+        return 2
+    cfg = {"vocab_size": args.vocab, "max_len": args.seq, "d_model": args.d_model,
+           "heads": args.heads, "layers": args.layers, "d_ff": args.d_ff, "n_classes": args.classes,
+           "dropout": args.dropout, "activation": args.activation, "norm": args.norm,
+           "pool": args.pool, "pe": args.pe, "emb_scale": math.sqrt(args.d_model)}
+    model = Twin(cfg).train()
+    opt = make_adamw(model, 1e-3, 0.01)
+    low = min(N_SPECIAL, args.vocab - 1)
+    tokens = torch.randint(low, args.vocab, (args.batch, args.seq))
+    labels = torch.randint(0, args.classes, (args.batch,))
+    for _ in range(args.warmup):
+        train_step(model, opt, tokens, labels, None, 1.0)
+    times = []
+    for _ in range(args.steps):
+        start = time.perf_counter()
+        train_step(model, opt, tokens, labels, None, 1.0)
+        times.append(time.perf_counter() - start)
+    elapsed = sum(times)
+    print(json.dumps({"ms_per_step": 1000.0 * elapsed / args.steps,
+                      "tokens_per_s": args.batch * args.seq * args.steps / elapsed,
+                      "ms_per_step_min": 1000.0 * min(times),
+                      "blas": blas_library(), "threads": args.threads}))
+    return 0
+
+
+def blas_library():
+    """Which BLAS torch's libblas.so.3 resolved to (Debian switches it by alternatives)."""
+    try:
+        with open("/proc/self/maps") as f:
+            paths = {line.split()[-1] for line in f if "blas" in line.split()[-1]}
+    except OSError:
+        return "unknown"
+    for path in sorted(paths):
+        real = os.path.realpath(path)
+        for name in ("openblas", "blis", "mkl", "atlas"):
+            if name in real:
+                return name
+    return "netlib (reference, unoptimised)" if paths else "unknown"
+
+
+def best_gflops(n, reps, product):
+    product()  # warm-up
+    best = 0.0
+    for _ in range(reps):
+        start = time.perf_counter()
+        product()
+        best = max(best, 2.0 * n ** 3 / (time.perf_counter() - start) / 1e9)
+    return best
+
+
+def cmd_matmul_peak(args):
+    """Best float32 n x n product rate: torch.mm (through the system BLAS) and,
+    where torch has it, oneDNN's JIT kernels; the larger is the machine's peak."""
+    torch.set_num_threads(args.threads)
+    torch.manual_seed(0)
+    mm = onednn = 0.0
+    for n in args.sizes:
+        a, b, c = torch.randn(n, n), torch.randn(n, n), torch.empty(n, n)
+        mm = max(mm, best_gflops(n, args.reps, lambda: torch.mm(a, b, out=c)))
+        if torch.backends.mkldnn.is_available():
+            try:
+                am = a.to_mkldnn()
+                onednn = max(onednn, best_gflops(n, args.reps,
+                                                 lambda: torch._C._nn.mkldnn_linear(am, b, None)))
+            except (RuntimeError, AttributeError):
+                pass
+    best, method = max((mm, "torch.mm"), (onednn, "onednn"))
+    print(json.dumps({"gflops": best, "method": method, "torch_mm_gflops": mm,
+                      "onednn_gflops": onednn, "blas": blas_library(), "threads": args.threads}))
+    return 0
+
+
+def main(argv):
+    ap = argparse.ArgumentParser(description="PyTorch twin of the C transformer")
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    p = sub.add_parser("check", help="compare the C side's dumps in DIR/CASE")
+    p.add_argument("dir")
+    p.add_argument("--dtype", choices=["float32", "float64"], default="float32")
+    sub.add_parser("selftest", help="check the twin against itself")
+    p = sub.add_parser("bench", help="time training steps of the same model in PyTorch")
+    for name, default in (("vocab", 1000), ("seq", 64), ("d-model", 128), ("heads", 4),
+                          ("d-ff", 512), ("layers", 2), ("classes", 2), ("batch", 32),
+                          ("threads", 1), ("steps", 20), ("warmup", 3), ("seed", 0)):
+        p.add_argument("--" + name, type=int, default=default)
+    p.add_argument("--dropout", type=float, default=0.1)
+    p.add_argument("--activation", choices=["relu", "gelu"], default="relu")
+    p.add_argument("--norm", choices=["post", "pre"], default="post")
+    p.add_argument("--pool", choices=["mean", "cls"], default="mean")
+    p.add_argument("--pe", choices=["sinusoidal", "learned", "none"], default="sinusoidal")
+    p = sub.add_parser("matmul-peak", help="best float32 matrix-product GFLOP/s")
+    p.add_argument("--threads", type=int, default=1)
+    p.add_argument("--sizes", type=int, nargs="+", default=[1024, 1536, 2048])
+    p.add_argument("--reps", type=int, default=4)
+    args = ap.parse_args(argv)
+    return {"check": cmd_check, "selftest": cmd_selftest, "bench": cmd_bench,
+            "matmul-peak": cmd_matmul_peak}[args.cmd](args)
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,178 @@
+/* tool_torch_check.c: writes checkpoints, batches, logits, losses and gradients of the C model for scripts/twin.py to compare. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fileio.h"
+#include "model.h"
+#include "safetensors.h"
+
+#define B 5
+#define T 9
+#define STEPS 10
+
+typedef struct {
+    const char *name;
+    Activation activation;
+    NormPlacement norm;
+    Pooling pool;
+    PosEncoding pe;
+    int class_weights;  /* 1: use the weights below */
+    float clip;
+    float dropout;      /* > 0: only the eval-mode logits can be compared */
+} Case;
+
+static const Case cases[] = {
+    {"post_relu_mean", ACT_RELU, NORM_POST, POOL_MEAN, PE_SINUSOIDAL, 0, 1.0f, 0.0f},
+    {"post_gelu_cls", ACT_GELU, NORM_POST, POOL_CLS, PE_SINUSOIDAL, 0, 1.0f, 0.0f},
+    {"pre_relu_cls", ACT_RELU, NORM_PRE, POOL_CLS, PE_SINUSOIDAL, 0, 1.0f, 0.0f},
+    {"pre_gelu_mean", ACT_GELU, NORM_PRE, POOL_MEAN, PE_SINUSOIDAL, 0, 1.0f, 0.0f},
+    {"learned_pe", ACT_GELU, NORM_PRE, POOL_CLS, PE_LEARNED, 0, 1.0f, 0.0f},
+    {"no_pe", ACT_RELU, NORM_POST, POOL_MEAN, PE_NONE, 0, 1.0f, 0.0f},
+    {"class_weights", ACT_RELU, NORM_POST, POOL_MEAN, PE_SINUSOIDAL, 1, 1.0f, 0.0f},
+    {"no_clip", ACT_GELU, NORM_POST, POOL_CLS, PE_LEARNED, 1, 0.0f, 0.0f},
+    {"eval_dropout", ACT_GELU, NORM_POST, POOL_MEAN, PE_SINUSOIDAL, 0, 1.0f, 0.3f},
+};
+
+/* Rows of different lengths: [CLS] ... [SEP] then [PAD]; one [MASK] (4) and one [UNK] (1). */
+static const int batch_tokens[B * T] = {
+    2, 7, 8, 9, 10, 11, 12, 13, 3,
+    2, 14, 4, 15, 3, 0, 0, 0, 0,
+    2, 16, 3, 0, 0, 0, 0, 0, 0,
+    2, 17, 18, 1, 19, 20, 3, 0, 0,
+    2, 21, 22, 7, 3, 0, 0, 0, 0,
+};
+static const int batch_labels[B] = {0, 2, 1, 2, 0};
+static const float weights[3] = {0.5f, 2.0f, 1.25f};
+
+static const float lr = 1e-2f, weight_decay = 0.1f;
+
+static int run_case(const Case *c, const char *outdir) {
+    char err[512], dir[1024], path[1100];
+    snprintf(dir, sizeof dir, "%s/%s", outdir, c->name);
+    if (make_dirs(dir, err, sizeof err) != 0) {
+        fprintf(stderr, "tool_torch_check: %s\n", err);
+        return 1;
+    }
+
+    ModelConfig cfg = model_config_default();
+    cfg.vocab_size = 23;
+    cfg.max_len = 12;
+    cfg.d_model = 16;
+    cfg.n_heads = 4;
+    cfg.d_ff = 40;
+    cfg.n_layers = 2;
+    cfg.n_classes = 3;
+    cfg.dropout = c->dropout;
+    cfg.activation = c->activation;
+    cfg.norm = c->norm;
+    cfg.pool = c->pool;
+    cfg.pe = c->pe;
+    cfg.emb_scale = sqrtf((float)cfg.d_model);
+    if (model_config_check(&cfg, err, sizeof err) != 0) {
+        fprintf(stderr, "tool_torch_check: %s: config: %s\n", c->name, err);
+        return 1;
+    }
+    Model *m = model_create(&cfg, B, err, sizeof err);
+    if (!m) {
+        fprintf(stderr, "tool_torch_check: %s: %s\n", c->name, err);
+        return 1;
+    }
+    model_init(m, 1234 + (uint64_t)(c - cases));
+
+    ForwardOptions opt = {0};
+    opt.training = 1;
+    opt.seed = 7;
+    opt.class_weights = c->class_weights ? weights : NULL;
+
+    /* One training-mode forward and backward on the initial weights. */
+    float loss = model_forward(m, batch_tokens, batch_labels, B, T, &opt);
+    model_backward(m);
+    float *logits = malloc(sizeof(float) * B * cfg.n_classes);
+    float *grads = malloc(sizeof(float) * m->n_params);
+    memcpy(logits, m->logits, sizeof(float) * B * cfg.n_classes);
+    memcpy(grads, m->grads, sizeof(float) * m->n_params);
+
+    /* Vocabulary and labels as train.c stores them, so the twin reads them too. */
+    char vocab[1024] = "[\"[PAD]\",\"[UNK]\",\"[CLS]\",\"[SEP]\",\"[MASK]\"";
+    for (int v = N_SPECIAL_TOKENS; v < cfg.vocab_size; v++)
+        snprintf(vocab + strlen(vocab), sizeof vocab - strlen(vocab), ",\"w%d\"", v);
+    snprintf(vocab + strlen(vocab), sizeof vocab - strlen(vocab), "]");
+    const char *extra_keys[] = {"vocab", "labels"};
+    const char *extra_values[] = {vocab, "[\"neg\",\"neutral\",\"pos\"]"};
+    snprintf(path, sizeof path, "%s/model.safetensors", dir);
+    if (model_save(m, path, extra_keys, extra_values, 2, err, sizeof err) != 0) {
+        fprintf(stderr, "tool_torch_check: %s\n", err);
+        return 1;
+    }
+
+    /* Eval-mode forward (no labels) on the same weights. */
+    ForwardOptions eval = {0};
+    model_forward(m, batch_tokens, NULL, B, T, &eval);
+    float *eval_logits = malloc(sizeof(float) * B * cfg.n_classes);
+    memcpy(eval_logits, m->logits, sizeof(float) * B * cfg.n_classes);
+
+    /* AdamW steps on the same batch; each loss is recorded before its update. */
+    float adamw_losses[STEPS];
+    for (int s = 0; s < STEPS; s++) {
+        opt.step = (uint64_t)s;
+        adamw_losses[s] = model_forward(m, batch_tokens, batch_labels, B, T, &opt);
+        model_backward(m);
+        model_clip_grads(m, c->clip);
+        model_adamw_step(m, lr, weight_decay);
+    }
+
+    /* The batch file: inputs, results and one gradient per parameter tensor. */
+    int n_out = 0, cap = m->n_tensors + 8;
+    StTensorOut *out = calloc((size_t)cap, sizeof *out);
+    char (*names)[96] = calloc((size_t)m->n_tensors, sizeof *names);
+    out[n_out++] = (StTensorOut){"tokens", ST_I32, 2, {B, T}, batch_tokens};
+    out[n_out++] = (StTensorOut){"labels", ST_I32, 1, {B}, batch_labels};
+    if (c->class_weights)
+        out[n_out++] = (StTensorOut){"class_weights", ST_F32, 1, {cfg.n_classes}, weights};
+    out[n_out++] = (StTensorOut){"logits", ST_F32, 2, {B, cfg.n_classes}, logits};
+    out[n_out++] = (StTensorOut){"eval_logits", ST_F32, 2, {B, cfg.n_classes}, eval_logits};
+    out[n_out++] = (StTensorOut){"loss", ST_F32, 1, {1}, &loss};
+    out[n_out++] = (StTensorOut){"adamw_losses", ST_F32, 1, {STEPS}, adamw_losses};
+    for (int i = 0; i < m->n_tensors; i++) {
+        const ParamTensor *t = &m->tensors[i];
+        snprintf(names[i], sizeof names[i], "grad.%s", t->name);
+        StTensorOut *o = &out[n_out++];
+        o->name = names[i];
+        o->dtype = ST_F32;
+        o->ndim = t->ndim;
+        for (int d = 0; d < t->ndim; d++) o->shape[d] = t->shape[d];
+        o->data = grads + t->offset;
+    }
+    char lr_s[32], wd_s[32], clip_s[32], steps_s[16];
+    snprintf(lr_s, sizeof lr_s, "%.9g", lr);
+    snprintf(wd_s, sizeof wd_s, "%.9g", weight_decay);
+    snprintf(clip_s, sizeof clip_s, "%.9g", c->clip);
+    snprintf(steps_s, sizeof steps_s, "%d", STEPS);
+    const char *keys[] = {"lr", "weight_decay", "clip", "steps", "eval_only"};
+    const char *values[] = {lr_s, wd_s, clip_s, steps_s, c->dropout > 0 ? "1" : "0"};
+    snprintf(path, sizeof path, "%s/batch.safetensors", dir);
+    int rc = st_write(path, out, n_out, keys, values, 5, err, sizeof err);
+    if (rc != 0) fprintf(stderr, "tool_torch_check: %s\n", err);
+    else printf("%-16s loss %.6f  after %d AdamW steps %.6f\n", c->name, loss, STEPS,
+                adamw_losses[STEPS - 1]);
+
+    free(out);
+    free(names);
+    free(logits);
+    free(eval_logits);
+    free(grads);
+    model_free(m);
+    return rc != 0;
+}
+
+int main(int argc, char **argv) {
+    if (argc != 2) {
+        fprintf(stderr, "usage: tool_torch_check OUTDIR\n");
+        return 2;
+    }
+    int failed = 0;
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) failed += run_case(&cases[i], argv[1]);
+    return failed ? 1 : 0;
+}
