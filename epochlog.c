@@ -9,6 +9,7 @@
 
 #define CONVERGING_GAIN 0.05   /* train loss falling by less than 5% an epoch */
 #define PLATEAU_GAIN 0.01      /* ... by less than 1% */
+#define CONVERGED_FRACTION 0.05 /* train loss below 5% of the first epoch's */
 
 /* Epochs in a row, ending at the last, where val loss rose while train loss fell. */
 static int overfit_streak(const EpochRecord *h, int n) {
@@ -33,10 +34,14 @@ void epoch_observation(const EpochRecord *h, int n, int has_val, int best_epoch,
     }
     const EpochRecord *prev = &h[n - 2];
     double gain = (prev->train_loss - last->train_loss) / fmax(prev->train_loss, 1e-12);
+    /* once the loss is a small fraction of where it started, its swings are noise */
+    int converged = last->train_loss < CONVERGED_FRACTION * h[0].train_loss;
     int streak = has_val ? overfit_streak(h, n) : 0;
-    if (gain < -0.5) snprintf(buf, len, "diverging: train loss up %.0f%%", -100 * gain);
+    if (gain < -0.5 && !converged) snprintf(buf, len, "diverging: train loss up %.0f%%", -100 * gain);
     else if (streak >= 2) snprintf(buf, len, "overfitting: val loss up %d epochs while train loss falls", streak);
     else if (streak == 1) snprintf(buf, len, "val loss up while train loss falls: watch for overfitting");
+    else if (converged) snprintf(buf, len, "converged: train loss %.2g%% of epoch 1's%s",
+                                 100 * last->train_loss / h[0].train_loss, best);
     else if (gain < 0) snprintf(buf, len, "train loss up %.1f%%%s", -100 * gain, best);
     else if (gain < PLATEAU_GAIN) snprintf(buf, len, "plateau%s", best);
     else if (gain < CONVERGING_GAIN) snprintf(buf, len, "converging%s", best);
