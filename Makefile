@@ -12,7 +12,7 @@ PYTHON  ?= /usr/bin/python3
 BUILD   := build
 CSTD    := -std=c11 -D_GNU_SOURCE
 WARN    := -Wall -Wextra
-OPT     ?= -O3 $(shell printf 'int main(void){return 0;}' | $(CC) -march=native -x c - -o /dev/null 2>/dev/null && echo -march=native)
+OPT     ?= -O3 -fno-math-errno $(shell printf 'int main(void){return 0;}' | $(CC) -march=native -x c - -o /dev/null 2>/dev/null && echo -march=native)
 CFLAGS  ?=
 LDLIBS  := -lm
 
@@ -50,7 +50,7 @@ ASAN_TEST_BIN := $(TEST_SRC:tests/%.c=$(BUILD)/asan-tests/%)
 TOOL_SRC := $(wildcard tests/tool_*.c)
 TOOL_BIN := $(TOOL_SRC:tests/%.c=$(BUILD)/tests/%)
 
-.PHONY: FORCE all test unit-test asan-test cli-test check-torch demo bench data check-data fuzz clean
+.PHONY: FORCE synthetic all test unit-test asan-test cli-test check-torch demo bench data check-data fuzz clean
 all: train
 
 $(STB_LOCAL)/stb_image_write.h:
@@ -118,6 +118,9 @@ bench: train $(BUILD)/tests/tool_bench
 
 data:
 	@bash scripts/get-data.sh
+
+synthetic:
+	@bash scripts/make-synthetic.sh
 
 check-data: train
 	@bash scripts/check-data.sh
