@@ -1,12 +1,627 @@
-/* trace.c: `./train trace` (see trace.h). */
+/* trace.c: `./train trace`: one text walked through the network stage by stage (see trace.h). */
 #include "trace.h"
 
-#include <stdio.h>
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
 
+#include "commands.h"
+#include "plot.h"
 #include "trainer.h"
 
+#define SHOW_COLS 8         /* values printed per row */
+#define SHOW_ROWS 16        /* rows printed per matrix before "..." */
+#define SHOW_ATTN_NUMBERS 12 /* attention rows are printed as numbers up to this T */
+#define HEATMAP_TEXT_ROWS 24 /* query rows of a text heatmap */
+#define LABEL_CHARS 10      /* token labels are cut to this many characters */
+#define PE_PICTURE_POSITIONS 100
+
+static const char *const SPECIAL_TEXT[N_SPECIAL_TOKENS] = {"[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"};
+
+/* The traced text: per position its display label and token id. */
+typedef struct {
+    char **labels;       /* (T) what the position holds, printable */
+    int *ids;            /* (T) */
+    int T;
+    int n_text_tokens;   /* tokens the text has, before truncation */
+    int truncated;
+} TraceInput;
+
+/* Everything a trace reads. */
+typedef struct {
+    LoadedRun run;
+    const char *source;  /* the checkpoint, or "untrained" */
+    TraceInput in;
+    const char *png_dir; /* NULL: no pictures */
+} Trace;
+
+/* ------------------------------------------------------------ text helpers */
+
+/* Prints s cut to width code points and padded with spaces to width. */
+static void print_padded(FILE *out, const char *s, int width) {
+    int shown = 0;
+    for (const char *p = s; *p; p++) {
+        int starts = ((unsigned char)*p & 0xC0) != 0x80;
+        if (starts && shown == width) break;
+        shown += starts;
+        fputc(*p, out);
+    }
+    for (; shown < width; shown++) fputc(' ', out);
+}
+
+static char *copy_span(const char *s, size_t len) {
+    char *copy = malloc(len + 1);
+    if (copy) {
+        memcpy(copy, s, len);
+        copy[len] = '\0';
+    }
+    return copy;
+}
+
+/* A token as it is shown: whitespace characters (char tokenizer) get names. */
+static char *token_label(const char *tok, size_t len) {
+    const char *name = NULL;
+    if (len == 1 && tok[0] == ' ') name = "<sp>";
+    else if (len == 1 && tok[0] == '\t') name = "<tab>";
+    else if (len == 1 && tok[0] == '\n') name = "<nl>";
+    else if (len == 1 && tok[0] == '\r') name = "<cr>";
+    else if (len == 1 && (unsigned char)tok[0] < 0x20) name = "<ctl>";
+    return name ? strdup(name) : copy_span(tok, len);
+}
+
+/* mkdir -p: every missing folder of path. Returns 0 or -1 (errno set). */
+static int make_dirs(const char *path) {
+    char buf[4096];
+    if (snprintf(buf, sizeof buf, "%s", path) >= (int)sizeof buf) {
+        errno = ENAMETOOLONG;
+        return -1;
+    }
+    for (char *p = buf + 1; *p; p++) {
+        if (*p != '/') continue;
+        *p = '\0';
+        if (mkdir(buf, 0755) != 0 && errno != EEXIST) return -1;
+        *p = '/';
+    }
+    return mkdir(buf, 0755) != 0 && errno != EEXIST ? -1 : 0;
+}
+
+/* ------------------------------------------------------------ tokens */
+
+/* Collects the first `keep` tokens of a text and counts all of them. */
+typedef struct {
+    char **tokens;       /* raw token text, as the vocabulary sees it */
+    char **labels;       /* printable form */
+    int n, keep, total;
+} TokenList;
+
+static int collect_token(const char *tok, size_t len, int special, void *ctx) {
+    TokenList *list = ctx;
+    if (list->n < list->keep) {
+        const char *special_text = special >= 0 ? SPECIAL_TEXT[special] : NULL;
+        list->tokens[list->n] = special_text ? strdup(special_text) : copy_span(tok, len);
+        list->labels[list->n] = special_text ? strdup(special_text) : token_label(tok, len);
+        if (!list->tokens[list->n] || !list->labels[list->n]) {
+            free(list->tokens[list->n]);
+            free(list->labels[list->n]);
+            return -1;
+        }
+        list->n++;
+    }
+    list->total++;
+    return 0;
+}
+
+static void token_list_free(TokenList *list) {
+    for (int i = 0; list->tokens && i < list->n; i++) free(list->tokens[i]);
+    for (int i = 0; list->labels && i < list->n; i++) free(list->labels[i]);
+    free(list->tokens);
+    free(list->labels);
+    memset(list, 0, sizeof *list);
+}
+
+static int token_list_make(TokenList *list, TokenizerKind kind, const char *text, int max_len) {
+    memset(list, 0, sizeof *list);
+    list->keep = max_len - 2;
+    list->tokens = calloc((size_t)list->keep, sizeof(char *));
+    list->labels = calloc((size_t)list->keep, sizeof(char *));
+    if (!list->tokens || !list->labels || tokenize(kind, text, collect_token, list) != 0) {
+        token_list_free(list);
+        return -1;
+    }
+    return 0;
+}
+
+static void trace_input_free(TraceInput *in) {
+    for (int t = 0; in->labels && t < in->T; t++) free(in->labels[t]);
+    free(in->labels);
+    free(in->ids);
+    memset(in, 0, sizeof *in);
+}
+
+/* Encodes text as the model will see it, with a label per position. */
+static int trace_input_make(TraceInput *in, const LoadedRun *run, const char *text) {
+    memset(in, 0, sizeof *in);
+    int max_len = run->model->cfg.max_len;
+    TokenList list;
+    if (token_list_make(&list, run->tokenizer, text, max_len) != 0) return -1;
+    in->ids = malloc(sizeof(int) * max_len);
+    in->labels = calloc((size_t)max_len, sizeof(char *));
+    int ok = in->ids && in->labels;
+    if (ok) in->T = encode_text(text, &run->vocab, run->tokenizer, max_len, in->ids, &in->truncated);
+    ok = ok && in->T == list.n + 2;
+    for (int t = 0; ok && t < in->T; t++) {
+        const char *label = t == 0 ? "[CLS]" : t == in->T - 1 ? "[SEP]" : list.labels[t - 1];
+        in->labels[t] = strdup(label);
+        ok = in->labels[t] != NULL;
+    }
+    in->n_text_tokens = list.total;
+    token_list_free(&list);
+    if (!ok) trace_input_free(in);
+    return ok ? 0 : -1;
+}
+
+/* ------------------------------------------------------------ models */
+
+static int join_args(const Options *o, char **text) {
+    size_t len = 1;
+    for (int i = 0; i < o->n_args; i++) len += strlen(o->args[i]) + 1;
+    *text = malloc(len);
+    if (!*text) return -1;
+    (*text)[0] = '\0';
+    for (int i = 0; i < o->n_args; i++) {
+        if (i) strcat(*text, " ");
+        strcat(*text, o->args[i]);
+    }
+    return 0;
+}
+
+/* Vocabulary for an untrained model: the specials, then each distinct
+ * token of the text in order of appearance. */
+static int untrained_vocab(Vocab *vocab, TokenizerKind kind, const char *text, int max_len, char *err,
+                           size_t errlen) {
+    TokenList list;
+    if (token_list_make(&list, kind, text, max_len) != 0) {
+        snprintf(err, errlen, "out of memory");
+        return EXIT_RUNTIME;
+    }
+    char **words = malloc(sizeof(char *) * (N_SPECIAL_TOKENS + list.n + 1));
+    int n = 0;
+    for (; words && n < N_SPECIAL_TOKENS; n++) words[n] = (char *)SPECIAL_TEXT[n];
+    for (int i = 0; words && i < list.n; i++) {
+        int seen = 0;
+        for (int k = 0; k < n && !seen; k++) seen = strcmp(words[k], list.tokens[i]) == 0;
+        if (!seen) words[n++] = list.tokens[i];
+    }
+    /* the model needs one ordinary token at least; a text of specials alone gets a placeholder */
+    if (words && n == N_SPECIAL_TOKENS) words[n++] = "<unused>";
+    int rc = words ? vocab_from_tokens(vocab, words, n, err, errlen) : (snprintf(err, errlen, "out of memory"), 1);
+    free(words);
+    token_list_free(&list);
+    return rc == 0 ? EXIT_OK : EXIT_USAGE;
+}
+
+/* A freshly initialised model shaped by the command line's options. */
+static int untrained_run(const Options *o, const char *text, LoadedRun *run, char *err, size_t errlen) {
+    memset(run, 0, sizeof *run);
+    if (tokenizer_parse(o->tokenizer, &run->tokenizer) != 0) {
+        snprintf(err, errlen, "--tokenizer: unknown '%s'", o->tokenizer);
+        return EXIT_USAGE;
+    }
+    int rc = untrained_vocab(&run->vocab, run->tokenizer, text, o->max_len, err, errlen);
+    if (rc != EXIT_OK) return rc;
+    char *names[2] = {"class 0", "class 1"};
+    ModelConfig cfg = model_config_default();
+    cfg.vocab_size = run->vocab.size;
+    cfg.n_classes = 2;
+    cfg.max_len = o->max_len;
+    cfg.d_model = o->d_model;
+    cfg.n_heads = o->heads;
+    cfg.d_ff = o->d_ff;
+    cfg.n_layers = o->layers;
+    cfg.dropout = (float)o->dropout;
+    cfg.emb_scale = sqrtf((float)o->d_model);
+    activation_parse(o->activation, &cfg.activation);
+    norm_parse(o->norm, &cfg.norm);
+    pool_parse(o->pool, &cfg.pool);
+    pe_parse(o->pe, &cfg.pe);
+    if (labels_from_names(&run->labels, names, 2) != 0) {
+        snprintf(err, errlen, "out of memory");
+        return EXIT_RUNTIME;
+    }
+    if (model_config_check(&cfg, err, errlen) != 0) return EXIT_USAGE;
+    run->model = model_create(&cfg, 1, err, errlen);
+    if (!run->model) return EXIT_RUNTIME;
+    model_init(run->model, (uint64_t)o->seed);
+    return EXIT_OK;
+}
+
+/* Options that shape a model; with --model the run's own values are used. */
+static void note_ignored_options(const Options *o) {
+    static const char *const shaping[] = {"d-model", "heads", "layers", "d-ff", "max-len", "activation", "norm",
+                                          "pool", "pe", "tokenizer", "dropout", "seed"};
+    for (size_t i = 0; i < sizeof shaping / sizeof *shaping; i++)
+        if (options_given(o, shaping[i]))
+            fprintf(stderr, "note: --%s is ignored with --model (the run's own configuration is used)\n", shaping[i]);
+}
+
+/* ------------------------------------------------------------ printing */
+
+static void print_row_label(FILE *out, const Trace *tr, int t) {
+    fprintf(out, "    %3d ", t);
+    print_padded(out, tr->in.labels[t], LABEL_CHARS);
+}
+
+/* A (T, cols) matrix, one row per position: the first few values of each. */
+static void print_rows(FILE *out, const Trace *tr, const float *x, int cols) {
+    int shown = cols < SHOW_COLS ? cols : SHOW_COLS;
+    fprintf(out, "    %3s %-*s |", "pos", LABEL_CHARS, "token");
+    for (int j = 0; j < shown; j++) {
+        char name[16];
+        snprintf(name, sizeof name, "dim %d", j);
+        fprintf(out, " %8s", name);
+    }
+    fprintf(out, "%s\n", shown < cols ? "  ..." : "");
+    for (int t = 0; t < tr->in.T; t++) {
+        if (t == SHOW_ROWS && tr->in.T > SHOW_ROWS + 1) {
+            fprintf(out, "    ... %d more rows\n", tr->in.T - SHOW_ROWS);
+            break;
+        }
+        print_row_label(out, tr, t);
+        fprintf(out, " |");
+        for (int j = 0; j < shown; j++) fprintf(out, " %8.4f", x[(size_t)t * cols + j]);
+        fprintf(out, "%s\n", shown < cols ? "  ..." : "");
+    }
+}
+
+/* A vector, SHOW_COLS values a line, at most two lines. */
+static void print_vector(FILE *out, const float *x, int n) {
+    for (int j = 0; j < n && j < 2 * SHOW_COLS; j++)
+        fprintf(out, "%s %8.4f%s", j % SHOW_COLS == 0 ? "   " : "", x[j],
+                j % SHOW_COLS == SHOW_COLS - 1 || j == n - 1 ? "\n" : "");
+    if (n > 2 * SHOW_COLS) fprintf(out, "    ... %d more values\n", n - 2 * SHOW_COLS);
+}
+
+static void print_header(FILE *out, const Trace *tr, const char *text) {
+    const ModelConfig *c = &tr->run.model->cfg;
+    fprintf(out, "trace of \"%s\"\nmodel: %s\n", text, tr->source);
+    fprintf(out, "  d_model %d, heads %d (d_head %d), layers %d, d_ff %d, %s, %s-norm, %s pooling, PE %s, %d classes (",
+            c->d_model, c->n_heads, c->d_model / c->n_heads, c->n_layers, c->d_ff, activation_name(c->activation),
+            norm_name(c->norm), pool_name(c->pool), pe_name(c->pe), c->n_classes);
+    for (int k = 0; k < c->n_classes; k++) {
+        if (k == 6 && c->n_classes > 7) {
+            fprintf(out, ", ...");
+            break;
+        }
+        fprintf(out, "%s%s", k ? ", " : "", tr->run.labels.names[k]);
+    }
+    fprintf(out, ")\n  eval mode: dropout is off, so the same text always gives the same numbers\n");
+}
+
+static void print_tokens(FILE *out, const Trace *tr) {
+    const TraceInput *in = &tr->in;
+    fprintf(out, "\n[1] tokens (%s tokenizer, max_len %d): [CLS] + %d tokens + [SEP] = %d positions\n",
+            tokenizer_name(tr->run.tokenizer), tr->run.model->cfg.max_len, in->T - 2, in->T);
+    if (in->truncated)
+        fprintf(out, "    the text has %d tokens; truncated to the first %d (max_len counts [CLS] and [SEP])\n",
+                in->n_text_tokens, in->T - 2);
+    fprintf(out, "    %3s %-*s %6s\n", "pos", LABEL_CHARS, "token", "id");
+    for (int t = 0; t < in->T; t++) {
+        int id = in->ids[t];
+        const char *note = id == TOKEN_CLS ? "  special: starts every sequence"
+                         : id == TOKEN_SEP ? "  special: ends every sequence"
+                         : id == TOKEN_MASK ? "  special: masked token"
+                         : id == TOKEN_UNK ? "  -> [UNK]: not in the vocabulary" : "";
+        print_row_label(out, tr, t);
+        fprintf(out, " %6d%s\n", id, note);
+    }
+    fprintf(out, "    [PAD] (id 0) fills the shorter sequences of a batch; a single text needs none\n");
+}
+
+static void print_embeddings(FILE *out, const Trace *tr, const float *emb) {
+    const ModelConfig *c = &tr->run.model->cfg;
+    fprintf(out, "\n[2] input embeddings: %d tokens x %d dimensions (%d text tokens plus [CLS] and [SEP])\n",
+            tr->in.T, c->d_model, tr->in.T - 2);
+    fprintf(out, "    x[t] = E[id_t] * %.4f  (row id_t of embedding.weight, %d x %d, times emb_scale = sqrt(%d))\n",
+            c->emb_scale, c->vocab_size, c->d_model, c->d_model);
+    print_rows(out, tr, emb, c->d_model);
+}
+
+/* Worked examples of the sinusoidal formula, then the table's first columns. */
+static void print_pe_examples(FILE *out, int T, int d) {
+    fprintf(out, "    PE[pos, 2i] = sin(pos / 10000^(2i/d)),  PE[pos, 2i+1] = cos(pos / 10000^(2i/d)),  d = %d\n", d);
+    const int examples[][2] = {{0, 0}, {0, 1}, {1, 0}, {1, 1}, {1, 2}, {1, 3}, {2, 0}, {2, 1},
+                               {T - 1, d - 2}, {T - 1, d - 1}};
+    for (size_t k = 0; k < sizeof examples / sizeof *examples; k++) {
+        int pos = examples[k][0], dim = examples[k][1];
+        if (pos >= T || dim < 0 || dim >= d || (k >= 8 && (pos <= 2 || dim < 4))) continue;
+        char formula[96];
+        snprintf(formula, sizeof formula, "PE[%d,%d] = %s(%d/10000^(%d/%d))", pos, dim, dim % 2 ? "cos" : "sin", pos,
+                 dim - dim % 2, d);
+        fprintf(out, "    %-36s = %.6f\n", formula, positional_encoding_value(pos, dim, d));
+    }
+}
+
+static void print_positional(FILE *out, const Trace *tr, const float *pe) {
+    const ModelConfig *c = &tr->run.model->cfg;
+    fprintf(out, "\n[3] positional encoding: %d positions x %d dimensions (--pe %s)\n", tr->in.T, c->d_model,
+            pe_name(c->pe));
+    if (c->pe == PE_NONE) {
+        fprintf(out, "    none: nothing is added, so the model cannot tell word order (all zeros)\n");
+        return;
+    }
+    if (c->pe == PE_SINUSOIDAL) print_pe_examples(out, tr->in.T, c->d_model);
+    else fprintf(out, "    learned: row pos of pos_embedding.weight (%d x %d), trained with the rest\n", c->max_len,
+                 c->d_model);
+    print_rows(out, tr, pe, c->d_model);
+}
+
+static void print_sum(FILE *out, const Trace *tr, const float *sum, const float *emb, const float *pe) {
+    int d = tr->run.model->cfg.d_model;
+    fprintf(out, "\n[4] embeddings + positional encoding: %d x %d, the encoder's input\n", tr->in.T, d);
+    print_rows(out, tr, sum, d);
+    double worst = 0;
+    for (size_t i = 0; i < (size_t)tr->in.T * d; i++) worst = fmax(worst, fabs((double)emb[i] + pe[i] - sum[i]));
+    fprintf(out, "    check: largest |model input - ([2] + [3])| = %.3g (float rounding)\n", worst);
+}
+
+/* plot_text_heatmap, indented like the rest of the trace. */
+static void print_text_heatmap(FILE *out, const float *w, int rows, int cols, const char *const *labels) {
+    char *text = NULL;
+    size_t len = 0;
+    FILE *mem = open_memstream(&text, &len);
+    if (!mem) {
+        plot_text_heatmap(out, w, rows, cols, labels, labels);
+        return;
+    }
+    plot_text_heatmap(mem, w, rows, cols, labels, labels);
+    fclose(mem);
+    for (char *line = text; line && *line;) {
+        char *end = strchr(line, '\n');
+        size_t n = end ? (size_t)(end - line) : strlen(line);
+        fprintf(out, "    %.*s\n", (int)n, line);
+        line += n + (end != NULL);
+    }
+    free(text);
+}
+
+/* One head's (T, T) weights as a text heatmap and, for short texts, numbers. */
+static void print_attention_head(FILE *out, const Trace *tr, const float *w) {
+    int T = tr->in.T;
+    int rows = T < HEATMAP_TEXT_ROWS ? T : HEATMAP_TEXT_ROWS;
+    print_text_heatmap(out, w, rows, T, (const char *const *)tr->in.labels);
+    if (rows < T) fprintf(out, "    ... %d more query rows (see --png)\n", T - rows);
+    int numbers = T <= SHOW_ATTN_NUMBERS;
+    fprintf(out, "    %-*s |%s| top attended key\n", LABEL_CHARS + 4, "query",
+            numbers ? " weights over the keys (each row sums to 1 over non-[PAD] keys) " : " ");
+    for (int q = 0; q < T && q < SHOW_ROWS; q++) {
+        const float *row = w + (size_t)q * T;
+        int top = 0;
+        for (int k = 1; k < T; k++) if (row[k] > row[top]) top = k;
+        fprintf(out, "    q%-3d", q);
+        print_padded(out, tr->in.labels[q], LABEL_CHARS);
+        fprintf(out, " |");
+        for (int k = 0; numbers && k < T; k++) fprintf(out, " %.4f", tr->in.ids[k] == TOKEN_PAD ? 0.0f : row[k]);
+        fprintf(out, " | top: %s (pos %d, %.4f)\n", tr->in.labels[top], top, row[top]);
+    }
+    if (T > SHOW_ROWS) fprintf(out, "    ... %d more queries\n", T - SHOW_ROWS);
+}
+
+static void print_layer(FILE *out, const Trace *tr, int l) {
+    const Model *m = tr->run.model;
+    const ModelConfig *c = &m->cfg;
+    int T = tr->in.T, dh = c->d_model / c->n_heads;
+    fprintf(out, "\n[5.%d] encoder layer %d of %d (encoder.layers.%d, %s-norm: %s)\n", l + 1, l + 1, c->n_layers, l,
+            norm_name(c->norm),
+            c->norm == NORM_POST ? "x = LN1(x + attention(x)); x = LN2(x + FFN(x))"
+                                 : "x = x + attention(LN1(x)); x = x + FFN(LN2(x))");
+    const float *probs = model_attention_probs(m, l);
+    for (int h = 0; h < c->n_heads; h++) {
+        fprintf(out, "\n    layer %d, head %d of %d: attention weights softmax(Q K^T / sqrt(%d)), %d queries x %d keys\n",
+                l + 1, h + 1, c->n_heads, dh, T, T);
+        print_attention_head(out, tr, probs + (size_t)h * T * T);
+    }
+    fprintf(out, "\n    layer %d FFN output: linear2(%s(linear1(x))), %d x %d -> %d -> %d, before the residual\n", l + 1,
+            activation_name(c->activation), T, c->d_model, c->d_ff, c->d_model);
+    print_rows(out, tr, model_ffn_output(m, l), c->d_model);
+    fprintf(out, "    layer %d output: %d x %d\n", l + 1, T, c->d_model);
+    print_rows(out, tr, model_layer_output(m, l), c->d_model);
+}
+
+static void print_head(FILE *out, const Trace *tr) {
+    const Model *m = tr->run.model;
+    const ModelConfig *c = &m->cfg;
+    int T = tr->in.T, C = c->n_classes;
+    fprintf(out, "\n[6] pooling, logits, softmax\n");
+    if (c->norm == NORM_PRE) {
+        fprintf(out, "    encoder output after the final LayerNorm (encoder.norm): %d x %d\n", T, c->d_model);
+        print_rows(out, tr, model_encoder_output(m), c->d_model);
+    }
+    if (c->pool == POOL_MEAN) {
+        int real = 0;
+        for (int t = 0; t < T; t++) real += tr->in.ids[t] != TOKEN_PAD;
+        fprintf(out, "    pooled = mean of the encoder output over the %d non-[PAD] positions: %d values\n", real,
+                c->d_model);
+    } else {
+        fprintf(out, "    pooled = the encoder output at position 0 ([CLS]): %d values\n", c->d_model);
+    }
+    print_vector(out, model_pooled(m), c->d_model);
+    fprintf(out, "    logits z = head.weight (%d x %d) . pooled + head.bias;  softmax p_c = exp(z_c) / sum_k exp(z_k)\n",
+            C, c->d_model);
+    fprintf(out, "    %-16s %10s %12s\n", "class", "logit", "probability");
+    int best = 0;
+    for (int k = 0; k < C; k++) {
+        if (m->probs[k] > m->probs[best]) best = k;
+        fprintf(out, "    ");
+        print_padded(out, tr->run.labels.names[k], 16);
+        fprintf(out, " %10.4f %12.6f\n", m->logits[k], m->probs[k]);
+    }
+    fprintf(out, "    predicted label: %s (probability %.6f)\n", tr->run.labels.names[best], m->probs[best]);
+    fprintf(out, "    as predict --probs prints it:\t%s", tr->run.labels.names[best]);
+    for (int k = 0; k < C; k++) fprintf(out, "\t%.6f", m->probs[k]);
+    fputc('\n', out);
+}
+
+/* ------------------------------------------------------------ pictures */
+
+static int write_heatmap(const Trace *tr, const char *name, const float *values, int rows, int cols,
+                         const char *const *row_labels, const char *const *col_labels, const char *title) {
+    char path[4400], err[1024];
+    snprintf(path, sizeof path, "%s/%s", tr->png_dir, name);
+    int w = 0, h = 0;
+    if (plot_heatmap_png(path, values, rows, cols, row_labels, col_labels, title, &w, &h, err, sizeof err) != 0) {
+        fprintf(stderr, "error: %s\n", err);
+        return -1;
+    }
+    printf("    wrote %s (%d x %d)\n", path, w, h);
+    return 0;
+}
+
+/* Sinusoidal PE for positions 0..n-1, as the model computes it. */
+static float *sinusoidal_rows(int n, int d) {
+    float *pe = malloc(sizeof(float) * n * d);
+    for (int p = 0; pe && p < n; p++)
+        for (int j = 0; j < d; j++) pe[(size_t)p * d + j] = positional_encoding_value(p, j, d);
+    return pe;
+}
+
+static int write_pictures(const Trace *tr, const float *pe) {
+    const Model *m = tr->run.model;
+    const ModelConfig *c = &m->cfg;
+    int T = tr->in.T, rc = 0;
+    const char *const *labels = (const char *const *)tr->in.labels;
+    printf("\n[png] heatmaps in %s\n", tr->png_dir);
+    if (make_dirs(tr->png_dir) != 0) {
+        fprintf(stderr, "error: --png %s: cannot create the folder: %s\n", tr->png_dir, strerror(errno));
+        return -1;
+    }
+    char name[64], title[160];
+    for (int l = 0; l < c->n_layers && rc == 0; l++)
+        for (int h = 0; h < c->n_heads && rc == 0; h++) {
+            snprintf(name, sizeof name, "attention_l%d_h%d.png", l + 1, h + 1);
+            snprintf(title, sizeof title, "layer %d head %d attention (rows: queries, columns: keys)", l + 1, h + 1);
+            rc = write_heatmap(tr, name, model_attention_probs(m, l) + (size_t)h * T * T, T, T, labels, labels, title);
+        }
+    if (rc != 0 || c->pe == PE_NONE) return rc;
+    snprintf(title, sizeof title, "positional encoding (%s): %d positions x %d dimensions", pe_name(c->pe), T,
+             c->d_model);
+    char (*positions)[LABEL_CHARS * 4 + 16] = malloc(sizeof *positions * T);
+    const char **position_labels = malloc(sizeof(char *) * T);
+    for (int t = 0; positions && position_labels && t < T; t++) {
+        snprintf(positions[t], sizeof positions[t], "%d %s", t, tr->in.labels[t]);
+        position_labels[t] = positions[t];
+    }
+    rc = positions && position_labels ? write_heatmap(tr, "positional_encoding.png", pe, T, c->d_model,
+                                                      position_labels, NULL, title) : -1;
+    free(positions);
+    free(position_labels);
+    if (rc != 0) return rc;
+    /* the whole pattern over more positions shows the classic stripes */
+    int n = c->pe == PE_SINUSOIDAL ? PE_PICTURE_POSITIONS : c->max_len;
+    const float *table = m->params + (c->pe == PE_LEARNED ? model_find_tensor(m, "pos_embedding.weight")->offset : 0);
+    float *rows = c->pe == PE_SINUSOIDAL ? sinusoidal_rows(n, c->d_model) : NULL;
+    snprintf(name, sizeof name, "positional_encoding_%d.png", n);
+    snprintf(title, sizeof title, "positional encoding (%s): %d positions x %d dimensions", pe_name(c->pe), n,
+             c->d_model);
+    if (c->pe == PE_SINUSOIDAL && !rows) rc = -1;
+    else rc = write_heatmap(tr, name, rows ? rows : table, n, c->d_model, NULL, NULL, title);
+    free(rows);
+    return rc;
+}
+
+/* ------------------------------------------------------------ the walk */
+
+/* Token embeddings E[id] * emb_scale and the positional encoding, (T, d) each. */
+static int input_parts(const Trace *tr, float **emb_out, float **pe_out) {
+    const Model *m = tr->run.model;
+    const ModelConfig *c = &m->cfg;
+    int T = tr->in.T, d = c->d_model;
+    float *emb = malloc(sizeof(float) * T * d), *pe = calloc((size_t)T * d, sizeof(float));
+    const ParamTensor *table = model_find_tensor(m, "embedding.weight");
+    const ParamTensor *learned = model_find_tensor(m, "pos_embedding.weight");
+    if (!emb || !pe || !table || (c->pe == PE_LEARNED && !learned)) {
+        free(emb);
+        free(pe);
+        return -1;
+    }
+    for (int t = 0; t < T; t++)
+        for (int j = 0; j < d; j++) {
+            size_t i = (size_t)t * d + j;
+            emb[i] = m->params[table->offset + (size_t)tr->in.ids[t] * d + j] * c->emb_scale;
+            if (c->pe == PE_SINUSOIDAL) pe[i] = positional_encoding_value(t, j, d);
+            else if (c->pe == PE_LEARNED) pe[i] = m->params[learned->offset + i];
+        }
+    *emb_out = emb;
+    *pe_out = pe;
+    return 0;
+}
+
+static int walk(Trace *tr, const char *text) {
+    Model *m = tr->run.model;
+    ForwardOptions eval = {.training = 0};
+    model_forward(m, tr->in.ids, NULL, 1, tr->in.T, &eval);
+    float *emb, *pe;
+    if (input_parts(tr, &emb, &pe) != 0) {
+        fprintf(stderr, "error: out of memory\n");
+        return EXIT_RUNTIME;
+    }
+    print_header(stdout, tr, text);
+    print_tokens(stdout, tr);
+    print_embeddings(stdout, tr, emb);
+    print_positional(stdout, tr, pe);
+    print_sum(stdout, tr, model_embedding_sum(m), emb, pe);
+    for (int l = 0; l < m->cfg.n_layers; l++) print_layer(stdout, tr, l);
+    print_head(stdout, tr);
+    int rc = tr->png_dir ? write_pictures(tr, pe) : 0;
+    free(emb);
+    free(pe);
+    return rc == 0 ? EXIT_OK : EXIT_RUNTIME;
+}
+
 int command_trace(const Options *o) {
-    (void)o;
-    fprintf(stderr, "error: trace is not available yet\n");
-    return EXIT_RUNTIME;
+    int has_model = o->model_dir && *o->model_dir;
+    if (has_model && o->untrained) {
+        fprintf(stderr, "error: --model and --untrained exclude each other: trace one model\n");
+        return EXIT_USAGE;
+    }
+    if (!has_model && !o->untrained) {
+        fprintf(stderr, "error: trace needs --model RUN (or --untrained for a fresh model; see ./train --help)\n");
+        return EXIT_USAGE;
+    }
+    if (o->n_args < 1) {
+        fprintf(stderr, "error: trace needs a text: ./train trace --model RUN \"some text\"\n");
+        return EXIT_USAGE;
+    }
+    char *text, err[1024];
+    if (join_args(o, &text) != 0) {
+        fprintf(stderr, "error: out of memory\n");
+        return EXIT_RUNTIME;
+    }
+    Trace tr;
+    memset(&tr, 0, sizeof tr);
+    tr.png_dir = o->png_dir && *o->png_dir ? o->png_dir : NULL;
+    char source[4200];
+    int rc;
+    if (has_model) {
+        note_ignored_options(o);
+        rc = load_run(o->model_dir, 1, &tr.run, err, sizeof err) == 0 ? EXIT_OK : EXIT_USAGE;
+        snprintf(source, sizeof source, "%s", o->model_dir);
+    } else {
+        rc = untrained_run(o, text, &tr.run, err, sizeof err);
+        snprintf(source, sizeof source, "untrained (freshly initialised with --seed %lld; vocabulary = the text's "
+                 "own tokens; classes 'class 0', 'class 1')", o->seed);
+    }
+    tr.source = source;
+    if (rc != EXIT_OK) fprintf(stderr, "error: %s\n", err);
+    else if (trace_input_make(&tr.in, &tr.run, text) != 0) {
+        fprintf(stderr, "error: cannot encode the text (out of memory)\n");
+        rc = EXIT_RUNTIME;
+    } else {
+        rc = walk(&tr, text);
+    }
+    trace_input_free(&tr.in);
+    loaded_run_free(&tr.run);
+    free(text);
+    return rc;
 }
