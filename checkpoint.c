@@ -1,7 +1,8 @@
 /* checkpoint.c: the model's safetensors files (SPEC section 5): weights under
- * the PyTorch twin's state_dict names with the config in __metadata__, and
- * the training state (current weights and Adam moments). Loading validates
- * the config and every tensor's shape before touching the model. */
+ * the PyTorch twin's state_dict names with the config and a checksum in
+ * __metadata__, and the training state (current weights and Adam moments).
+ * Loading validates the config, every tensor's shape and the checksum before
+ * touching the model. */
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
@@ -28,6 +29,50 @@ static void put(Metadata *md, const char *key, const char *value) {
     md->vals[md->n] = value;
     md->n++;
 }
+
+/* ------------------------------------------------------------ checksum */
+
+/* A checksum in the metadata ("checksum": "fnv1a64:<16 hex>") covers every
+ * other metadata entry (in key order) and every tensor (name and bytes, in
+ * the model's order), so any changed byte is refused on load. FNV-1a is a
+ * chain of bijections: a single changed byte always changes the result. */
+#define CHECKSUM_KEY "checksum"
+#define FNV_OFFSET 0xCBF29CE484222325ull
+#define FNV_PRIME 0x100000001B3ull
+
+static uint64_t fnv1a(uint64_t h, const void *data, size_t len) {
+    const unsigned char *p = data;
+    for (size_t i = 0; i < len; i++) h = (h ^ p[i]) * FNV_PRIME;
+    return h;
+}
+
+/* name and a NUL, so "ab"+"c" and "a"+"bc" differ */
+static uint64_t fnv1a_string(uint64_t h, const char *s) { return fnv1a(h, s, strlen(s) + 1); }
+
+typedef struct {
+    const char *key, *value;
+} MetaPair;
+
+static int compare_pairs(const void *a, const void *b) {
+    return strcmp(((const MetaPair *)a)->key, ((const MetaPair *)b)->key);
+}
+
+/* Hash of the metadata pairs except the checksum, in byte order of the keys.
+ * Returns 0, or -1 when out of memory. */
+static int metadata_hash(const char *const *keys, const char *const *vals, int n, uint64_t *out) {
+    MetaPair *pairs = malloc(sizeof *pairs * (size_t)(n > 0 ? n : 1));
+    if (!pairs) return -1;
+    for (int i = 0; i < n; i++) pairs[i] = (MetaPair){keys[i], vals[i]};
+    qsort(pairs, (size_t)n, sizeof *pairs, compare_pairs);
+    uint64_t h = FNV_OFFSET;
+    for (int i = 0; i < n; i++)
+        if (strcmp(pairs[i].key, CHECKSUM_KEY) != 0) h = fnv1a_string(fnv1a_string(h, pairs[i].key), pairs[i].value);
+    free(pairs);
+    *out = h;
+    return 0;
+}
+
+static void checksum_text(uint64_t h, char out[32]) { snprintf(out, 32, "fnv1a64:%016llx", (unsigned long long)h); }
 
 static int config_metadata(Metadata *md, const ModelConfig *c, const char *const *extra_keys,
                            const char *const *extra_values, int n_extra, char *err, size_t errlen) {
@@ -71,6 +116,13 @@ static int write_tensors(const Model *m, const char *path, const char *const *pr
         snprintf(err, errlen, "%s: out of memory", path);
         return -1;
     }
+    uint64_t h;
+    if (metadata_hash(md->keys, md->vals, md->n, &h) != 0) {
+        free(out);
+        free(names);
+        snprintf(err, errlen, "%s: out of memory", path);
+        return -1;
+    }
     for (int g = 0; g < n_groups; g++) {
         for (int i = 0; i < m->n_tensors; i++) {
             const ParamTensor *t = &m->tensors[i];
@@ -82,9 +134,14 @@ static int write_tensors(const Model *m, const char *path, const char *const *pr
             o->ndim = t->ndim;
             for (int k = 0; k < t->ndim; k++) o->shape[k] = t->shape[k];
             o->data = sources[g] + t->offset;
+            h = fnv1a(fnv1a_string(h, name), o->data, sizeof(float) * t->size);
         }
     }
-    int rc = st_write(path, out, n, md->keys, md->vals, md->n, err, errlen);
+    Metadata with_sum = *md;   /* config_metadata leaves a slot free for it */
+    char sum[32];
+    checksum_text(h, sum);
+    put(&with_sum, CHECKSUM_KEY, sum);
+    int rc = st_write(path, out, n, with_sum.keys, with_sum.vals, with_sum.n, err, errlen);
     free(out);
     free(names);
     return rc;
@@ -209,6 +266,38 @@ static int same_config(const ModelConfig *a, const ModelConfig *b) {
            a->pool == b->pool && a->pe == b->pe && a->emb_scale == b->emb_scale;
 }
 
+/* Recomputes the checksum of a file whose tensors were already checked for
+ * names, dtypes and shapes, and compares it with the stored one. */
+static int verify_checksum(const Model *m, const StFile *f, const char *path, const char *const *prefixes,
+                           int n_groups, char *err, size_t errlen) {
+    const char *stored = st_meta(f, CHECKSUM_KEY);
+    if (!stored) {
+        snprintf(err, errlen, "%s: metadata has no '%s' (not written by ./train, or damaged)", path, CHECKSUM_KEY);
+        return -1;
+    }
+    uint64_t h;
+    if (metadata_hash((const char *const *)f->meta_keys, (const char *const *)f->meta_values, f->n_meta, &h) != 0) {
+        snprintf(err, errlen, "%s: out of memory", path);
+        return -1;
+    }
+    for (int g = 0; g < n_groups; g++) {
+        for (int i = 0; i < m->n_tensors; i++) {
+            char name[96];
+            snprintf(name, sizeof name, "%s%s", prefixes[g], m->tensors[i].name);
+            const StTensor *t = st_find(f, name);
+            h = fnv1a(fnv1a_string(h, name), t->data, t->n_bytes);
+        }
+    }
+    char computed[32];
+    checksum_text(h, computed);
+    if (strcmp(stored, computed) != 0) {
+        snprintf(err, errlen, "%s: checksum mismatch (stored '%.40s', contents give '%s'): the file is damaged or "
+                 "was edited", path, stored, computed);
+        return -1;
+    }
+    return 0;
+}
+
 /* Copies each group of tensors (checked for dtype and shape) into scratch
  * first, so a refused file leaves the model untouched. */
 static int read_tensors(Model *m, const StFile *f, const char *path, const char *const *prefixes,
@@ -241,11 +330,17 @@ static int read_tensors(Model *m, const StFile *f, const char *path, const char 
                 free(scratch);
                 return -1;
             }
-            if (st_read_f32(f, name, scratch + g * m->n_params + t->offset, t->ndim, shape, err, errlen) != 0) {
+            char why[512];
+            if (st_read_f32(f, name, scratch + g * m->n_params + t->offset, t->ndim, shape, why, sizeof why) != 0) {
+                snprintf(err, errlen, "%s: %s", path, why);
                 free(scratch);
                 return -1;
             }
         }
+    }
+    if (verify_checksum(m, f, path, prefixes, n_groups, err, errlen) != 0) {
+        free(scratch);
+        return -1;
     }
     for (int g = 0; g < n_groups; g++) memcpy(targets[g], scratch + g * m->n_params, sizeof(float) * m->n_params);
     free(scratch);

@@ -39,18 +39,23 @@ int load_run(const char *path, int max_batch, LoadedRun *run, char *err, size_t 
     const char *tokenizer = st_meta(&f, "tokenizer"), *vocab = st_meta(&f, "vocab"), *labels = st_meta(&f, "labels");
     char **vocab_items = NULL, **label_items = NULL;
     int n_vocab = -1, n_labels = -1, rc = -1;
-    char why[256] = "";
+    char why[512] = "";
     if (!tokenizer || tokenizer_parse(tokenizer, &run->tokenizer) != 0)
         snprintf(err, errlen, "%s: metadata 'tokenizer' is missing or unknown", file);
     else if (!vocab || (n_vocab = json_parse_string_array(vocab, &vocab_items, why, sizeof why)) != cfg.vocab_size)
-        snprintf(err, errlen, "%s: metadata 'vocab' is missing or does not hold %d tokens %s", file, cfg.vocab_size, why);
+        snprintf(err, errlen, "%s: metadata 'vocab' is missing or does not hold %d tokens%s%s", file, cfg.vocab_size,
+                 why[0] ? ": " : "", why);
     else if (!labels || (n_labels = json_parse_string_array(labels, &label_items, why, sizeof why)) != cfg.n_classes)
-        snprintf(err, errlen, "%s: metadata 'labels' is missing or does not hold %d labels %s", file, cfg.n_classes, why);
+        snprintf(err, errlen, "%s: metadata 'labels' is missing or does not hold %d labels%s%s", file, cfg.n_classes,
+                 why[0] ? ": " : "", why);
     else if (vocab_from_tokens(&run->vocab, vocab_items, n_vocab, why, sizeof why) != 0 ||
              labels_from_names(&run->labels, label_items, n_labels) != 0)
         snprintf(err, errlen, "%s: %s", file, why[0] ? why : "bad vocabulary or labels");
-    else if (!(run->model = model_create(&cfg, max_batch, err, errlen))) {
-    } else if (model_load_weights(run->model, file, err, errlen) == 0) {
+    else if (!memory_fits(&cfg, max_batch, why, sizeof why))
+        snprintf(err, errlen, "%s: %s", file, why);
+    else if (!(run->model = model_create(&cfg, max_batch, why, sizeof why)))
+        snprintf(err, errlen, "%s: %s", file, why);
+    else if (model_load_weights(run->model, file, err, errlen) == 0) {
         rc = 0;
     }
     if (vocab_items) json_free_string_array(vocab_items, n_vocab);

@@ -267,7 +267,7 @@ static int csv_feed(CsvRecord *rec, const char *s, size_t n, const char *path, i
 /* Field k of a complete record, trimmed of ASCII whitespace. */
 static void csv_field(const CsvRecord *rec, int k, const char **s, size_t *len) {
     size_t start = csv_field_start(rec, k);
-    *s = rec->bytes + start;
+    *s = rec->bytes ? rec->bytes + start : "";   /* a record of empty fields has no bytes yet */
     *len = rec->field_end[k] - start;
     trim_span(s, len);
 }

@@ -98,7 +98,9 @@ int main(int argc, char **argv) {
 #ifdef _OPENMP
         if (o.threads > 0) omp_set_num_threads(o.threads);
 #endif
-        install_interrupt_handlers();
+        /* only training saves its state on an interrupt; the others just stop */
+        if (strcmp(command, "fit") == 0 || strcmp(command, "reproduce") == 0 || strcmp(command, "compare-pe") == 0)
+            install_interrupt_handlers();
         if (strcmp(command, "fit") == 0) rc = train_command(&o, argc, argv);
         else if (strcmp(command, "eval") == 0) rc = command_eval(&o);
         else if (strcmp(command, "predict") == 0) rc = command_predict(&o);

@@ -3,6 +3,7 @@
  * bit-exact resume and clean stops on SIGINT/SIGTERM or a non-finite loss. */
 #include "trainer.h"
 
+#include <dirent.h>
 #include <math.h>
 #include <signal.h>
 #include <stdio.h>
@@ -159,10 +160,14 @@ static char *history_text(const RunProgress *p) {
     return text;
 }
 
-static int history_parse(RunProgress *p, const char *text) {
+/* Replaces p->history with the recorded epochs, keeping room for at least
+ * capacity records (the epochs still to run). */
+static int history_parse(RunProgress *p, const char *text, int capacity) {
     int lines = 0;
     for (const char *c = text; *c; c++) lines += *c == '\n';
-    p->history = calloc((size_t)lines + 1, sizeof *p->history);
+    free(p->history);
+    p->n_history = 0;
+    p->history = calloc((size_t)(lines > capacity ? lines : capacity) + 1, sizeof *p->history);
     if (!p->history) return -1;
     const char *line = text;
     for (int i = 0; i < lines; i++) {
@@ -212,7 +217,7 @@ static int meta_number(const StFile *f, const char *key, double *out) {
     return end == s || *end ? -1 : 0;
 }
 
-static int load_state(Model *m, RunProgress *p, const char *dir, char *err, size_t errlen) {
+static int load_state(Model *m, RunProgress *p, const char *dir, int capacity, char *err, size_t errlen) {
     char path[4096];
     run_path(path, sizeof path, dir, "state.safetensors");
     if (model_load_state(m, path, err, errlen) != 0) return -1;
@@ -229,12 +234,24 @@ static int load_state(Model *m, RunProgress *p, const char *dir, char *err, size
         }
     }
     const char *history = st_meta(&f, "history");
-    if (rc == 0 && (!history || history_parse(p, history) != 0)) {
+    if (rc == 0 && (!history || history_parse(p, history, capacity) != 0)) {
         snprintf(err, errlen, "%.900s: metadata 'history' is missing or malformed", path);
         rc = -1;
     }
     st_free(&f);
     if (rc != 0) return -1;
+    const int counters[] = {0, 1, 8, 9};   /* epochs_done, step_in_epoch, best_epoch, bad_epochs */
+    for (int i = 0; i < 4; i++) {
+        double x = v[counters[i]];
+        if (!(x >= 0 && x <= 1e9 && x == floor(x))) {
+            snprintf(err, errlen, "%.900s: metadata '%s' is not a count: %g", path, keys[counters[i]], x);
+            return -1;
+        }
+    }
+    if ((int)v[0] != p->n_history) {
+        snprintf(err, errlen, "%.900s: %d epochs done but %d recorded in 'history'", path, (int)v[0], p->n_history);
+        return -1;
+    }
     p->epochs_done = (int)v[0];
     p->step_in_epoch = (int)v[1];
     p->loss_sum = v[2];
@@ -279,6 +296,18 @@ static int save_checkpoint(Run *r, const float *params, int epoch, char *err, si
     return rc;
 }
 
+int memory_fits(const ModelConfig *cfg, int batch_size, char *err, size_t errlen) {
+    size_t need = model_memory_bytes(cfg, batch_size);
+    double have = (double)sysconf(_SC_PHYS_PAGES) * (double)sysconf(_SC_PAGESIZE);
+    if (have > 0 && (double)need > have) {
+        snprintf(err, errlen, "this config needs %zu bytes (%.1f GiB) but the machine has %.0f bytes (%.1f GiB); "
+                 "reduce --batch-size, --max-len, --d-model, --d-ff or --layers",
+                 need, need / 1073741824.0, have, have / 1073741824.0);
+        return 0;
+    }
+    return 1;
+}
+
 static int build_model(Run *r, char *err, size_t errlen) {
     const Options *o = r->o;
     ModelConfig cfg = model_config_default();
@@ -296,14 +325,7 @@ static int build_model(Run *r, char *err, size_t errlen) {
     pool_parse(o->pool, &cfg.pool);
     pe_parse(o->pe, &cfg.pe);
     if (model_config_check(&cfg, err, errlen) != 0) return EXIT_USAGE;
-    size_t need = model_memory_bytes(&cfg, o->batch_size);
-    double have = (double)sysconf(_SC_PHYS_PAGES) * (double)sysconf(_SC_PAGESIZE);
-    if (have > 0 && (double)need > have) {
-        snprintf(err, errlen, "this config needs %zu bytes (%.1f GiB) but the machine has %.0f bytes (%.1f GiB); "
-                 "reduce --batch-size, --max-len, --d-model, --d-ff or --layers",
-                 need, need / 1073741824.0, have, have / 1073741824.0);
-        return EXIT_USAGE;
-    }
+    if (!memory_fits(&cfg, o->batch_size, err, errlen)) return EXIT_USAGE;
     r->model = model_create(&cfg, o->batch_size, err, errlen);
     if (!r->model) return EXIT_RUNTIME;
     model_init(r->model, (uint64_t)o->seed);
@@ -481,7 +503,19 @@ static int resume_run(Run *r, char *err, size_t errlen) {
         }
     }
     runinfo_free(&info);
-    if (load_state(r->model, &r->progress, r->dir, err, errlen) != 0) return EXIT_USAGE;
+    char state[4096];
+    run_path(state, sizeof state, r->dir, "state.safetensors");
+    if (access(state, F_OK) != 0) {
+        snprintf(err, errlen, "%.900s: no saved state: the run stopped before its first epoch ended; start it again "
+                 "without --resume", state);
+        return EXIT_USAGE;
+    }
+    if (load_state(r->model, &r->progress, r->dir, r->o->epochs + 1, err, errlen) != 0) return EXIT_USAGE;
+    if (r->progress.step_in_epoch >= r->steps_per_epoch) {
+        snprintf(err, errlen, "%s/state.safetensors: step %d of an epoch of %d steps", r->dir,
+                 r->progress.step_in_epoch, r->steps_per_epoch);
+        return EXIT_USAGE;
+    }
     if (r->best_params) {
         char path[4096];
         run_path(path, sizeof path, r->dir, "model.safetensors");
@@ -497,6 +531,27 @@ static int resume_run(Run *r, char *err, size_t errlen) {
     return EXIT_OK;
 }
 
+/* Removes the temporary files (NAME.tmp.XXXXXX, see fileio.c) that a run
+ * killed in the middle of an atomic write leaves behind. */
+static void remove_stale_temporaries(const char *dir) {
+    static const char *const outputs[] = {"model.safetensors", "state.safetensors", "metrics.csv", "curves.png",
+                                          "confusion.png", "report.txt", "run.json"};
+    DIR *d = opendir(dir);
+    if (!d) return;
+    for (struct dirent *e; (e = readdir(d)) != NULL;) {
+        for (size_t i = 0; i < sizeof outputs / sizeof *outputs; i++) {
+            size_t n = strlen(outputs[i]);
+            if (strncmp(e->d_name, outputs[i], n) != 0 || strncmp(e->d_name + n, ".tmp.", 5) != 0 ||
+                strlen(e->d_name + n + 5) != 6)
+                continue;
+            char path[4096];
+            run_path(path, sizeof path, dir, e->d_name);
+            unlink(path);
+        }
+    }
+    closedir(d);
+}
+
 static int prepare(Run *r, const char *data_path, int resume, int argc, char **argv, char *err, size_t errlen) {
     int rc = corpus_prepare(&r->corpus, r->o, data_path, stdout);
     if (rc != 0) return rc;
@@ -510,6 +565,7 @@ static int prepare(Run *r, const char *data_path, int resume, int argc, char **a
         snprintf(err, errlen, "out of memory");
         return EXIT_RUNTIME;
     }
+    remove_stale_temporaries(r->dir);
     if (resume) return resume_run(r, err, errlen);
     if (make_dirs(r->dir, err, errlen) != 0) return EXIT_RUNTIME;
 #ifdef _OPENMP

@@ -40,6 +40,10 @@ int fit(const Options *o, const char *data_path, const char *out_dir, int resume
  * the current step. */
 void install_interrupt_handlers(void);
 
+/* 1 when the model and its activations for batch_size fit in the machine's
+ * memory; else 0 with a message giving the bytes needed. */
+int memory_fits(const ModelConfig *cfg, int batch_size, char *err, size_t errlen);
+
 /* dir + "/" + name into buf */
 void run_path(char *buf, size_t len, const char *dir, const char *name);
 

@@ -1,0 +1,207 @@
+#!/usr/bin/env bash
+# test_resume.sh: --resume, --stop-after, SIGINT/SIGTERM mid-epoch, SIGKILL at random moments and a NaN stop all end bit-exact or safe.
+# Run from the project root after `make test` has built ./train and build/tests/tool_stedit.
+set -uo pipefail
+cd "$(dirname "$0")/.." || exit 1
+TRAIN=$PWD/train
+STEDIT=$PWD/build/tests/tool_stedit
+failures=0
+fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+pass() { echo "ok: $*"; }
+for bin in "$TRAIN" "$STEDIT"; do
+    [ -x "$bin" ] || { echo "FAIL: $bin is not built (run make test)"; exit 1; }
+done
+
+# Idle OpenMP threads sleep instead of spinning: on a busy machine spinning
+# threads of tiny models can slow a run down a hundredfold. Results are the same.
+export OMP_WAIT_POLICY=passive
+
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+TINY=(--d-model 16 --heads 2 --d-ff 32 --layers 1 --max-len 16 --quiet)
+
+# Training data from the committed synthetic sets: a small file for short
+# epochs, and 7000 examples (6 classes) for epochs a signal lands inside.
+head -n 401 data/negation/train.tsv >"$tmp/small.tsv"
+cat data/negation/train.tsv data/before/train.tsv data/rare/train.tsv >"$tmp/big.tsv"
+
+# metrics.csv without the time columns (seconds, tokens_per_s).
+numbers() { awk -F, '{ NF -= 2; print }' OFS=, "$1"; }
+
+# Same model bytes and same metrics numbers in two run directories.
+expect_same_run() {  # dir_a, dir_b, what
+    if ! cmp -s "$1/model.safetensors" "$2/model.safetensors"; then
+        fail "$3: model.safetensors differs from the uninterrupted run"
+    elif ! diff <(numbers "$1/metrics.csv") <(numbers "$2/metrics.csv") >"$tmp/diff.txt"; then
+        fail "$3: metrics.csv differs from the uninterrupted run:"; cat "$tmp/diff.txt"
+    else
+        pass "$3: model.safetensors byte-identical, metrics.csv rows identical ($(($(wc -l <"$1/metrics.csv") - 1)) epochs)"
+    fi
+}
+
+# ---------------------------------------------------------------- --stop-after
+SMALL=("$tmp/small.tsv" "${TINY[@]}" --batch-size 8 --epochs 4)
+"$TRAIN" "${SMALL[@]}" --threads 2 --out "$tmp/full" >/dev/null || fail "uninterrupted 4-epoch run failed"
+"$TRAIN" "${SMALL[@]}" --threads 2 --stop-after 2 --out "$tmp/stopped" >"$tmp/out.txt"
+rc=$?
+if [ "$rc" -ne 0 ] || ! grep -q -- "--resume $tmp/stopped" "$tmp/out.txt"; then
+    fail "--stop-after 2: exit $rc, expected 0 and a resume hint"
+elif [ "$(($(wc -l <"$tmp/stopped/metrics.csv") - 1))" -ne 2 ]; then
+    fail "--stop-after 2 left $(($(wc -l <"$tmp/stopped/metrics.csv") - 1)) epochs in metrics.csv"
+else
+    pass "--stop-after 2 exits 0 after 2 epochs and says how to resume"
+fi
+"$TRAIN" --resume "$tmp/stopped" --quiet --threads 1 >/dev/null || fail "--resume after --stop-after failed"
+expect_same_run "$tmp/full" "$tmp/stopped" "stop after 2 at 2 threads, resume at 1 thread"
+
+# Stopped twice, at 1 thread throughout.
+"$TRAIN" "${SMALL[@]}" --threads 1 --stop-after 1 --out "$tmp/twice" >/dev/null &&
+    "$TRAIN" --resume "$tmp/twice" --stop-after 3 --threads 1 --quiet >/dev/null &&
+    "$TRAIN" --resume "$tmp/twice" --threads 1 --quiet >/dev/null || fail "stop after 1, then 3, then resume failed"
+expect_same_run "$tmp/full" "$tmp/twice" "stop after 1, resume to 3, resume to 4 (1 thread)"
+
+# Early stopping: best weights and patience counters survive a stop.
+PAT=("$tmp/small.tsv" "${TINY[@]}" --batch-size 8 --epochs 8 --lr 0.01 --patience 2 --threads 2)
+"$TRAIN" "${PAT[@]}" --out "$tmp/pat_full" >/dev/null || fail "patience run failed"
+"$TRAIN" "${PAT[@]}" --stop-after 3 --out "$tmp/pat" >/dev/null && "$TRAIN" --resume "$tmp/pat" --quiet --threads 2 >/dev/null ||
+    fail "patience run stopped after 3 and resumed failed"
+expect_same_run "$tmp/pat_full" "$tmp/pat" "--patience 2: stop after 3, resume"
+
+# A finished run resumed again has nothing to do and keeps its files.
+cp "$tmp/full/model.safetensors" "$tmp/model.before"
+if "$TRAIN" --resume "$tmp/full" --quiet --threads 1 >"$tmp/out.txt" 2>&1 && grep -q "nothing to train" "$tmp/out.txt" &&
+    cmp -s "$tmp/model.before" "$tmp/full/model.safetensors"; then
+    pass "resuming a finished run: exit 0, nothing to train, model unchanged"
+else
+    fail "resuming a finished run: $(cat "$tmp/out.txt")"
+fi
+
+# Refusals: options that shape the model, changed data, no run.
+expect_refusal() {  # what, expected text in stderr, command...
+    local what=$1 want=$2; shift 2
+    "$@" >"$tmp/out.txt" 2>"$tmp/err.txt"
+    local rc=$?
+    if [ "$rc" -eq 2 ] && grep -q -- "$want" "$tmp/err.txt"; then
+        pass "$what: exit 2, $(head -n 1 "$tmp/err.txt")"
+    else
+        fail "$what: exit $rc, stderr: $(head -c 300 "$tmp/err.txt")"
+    fi
+}
+expect_refusal "--resume with --d-model" "--d-model cannot change" "$TRAIN" --resume "$tmp/stopped" --d-model 32
+expect_refusal "--resume of a directory without a run" "cannot resume" "$TRAIN" --resume "$tmp/nothing"
+mkdir "$tmp/nostate" && cp "$tmp/stopped/run.json" "$tmp/nostate/"
+expect_refusal "--resume of a run killed in its first epoch" "no saved state" "$TRAIN" --resume "$tmp/nostate"
+cp -r "$tmp/stopped" "$tmp/changed"
+cp "$tmp/small.tsv" "$tmp/small.keep"
+printf 'pos\tone more line\n' >>"$tmp/small.tsv"
+expect_refusal "--resume after the data changed" "changed since the run" "$TRAIN" --resume "$tmp/changed"
+mv "$tmp/small.keep" "$tmp/small.tsv"
+
+# ------------------------------------------------- SIGINT / SIGTERM mid-epoch
+# Epochs of about 3000 steps: the signal, sent just after the state shows
+# epoch $after done, lands early in the next epoch.
+BIG=("$tmp/big.tsv" "${TINY[@]}" --batch-size 2 --epochs 3 --threads 1)
+"$TRAIN" "${BIG[@]}" --out "$tmp/big_full" >/dev/null || fail "uninterrupted run on the larger data failed"
+
+# Waits until state.safetensors records that many finished epochs: the state
+# is the last file an epoch writes, so the trainer is then in the next epoch.
+wait_for_epochs() {  # dir, epochs, pid
+    for _ in $(seq 1 6000); do
+        grep -qa "\"epochs_done\":\"$2\"" "$1/state.safetensors" 2>/dev/null && return 0
+        kill -0 "$3" 2>/dev/null || return 1
+        sleep 0.005
+    done
+    return 1
+}
+
+interrupt_and_resume() {  # signal, epochs done before the signal, threads for the resume
+    local sig=$1 after=$2 dir=$tmp/sig_$1
+    "$TRAIN" "${BIG[@]}" --out "$dir" >/dev/null 2>"$tmp/err.txt" &
+    local pid=$!
+    wait_for_epochs "$dir" "$after" "$pid" || { fail "SIG$sig: the run did not reach epoch $after"; wait "$pid"; return; }
+    sleep 0.05   # past the end of the epoch's last write (an epoch here takes 0.2 s or more)
+    kill -"$sig" "$pid"
+    wait "$pid"
+    local rc=$?
+    local where
+    where=$(grep -o "in epoch [0-9]* after step [0-9]* of [0-9]*" "$tmp/err.txt")
+    if [ "$rc" -eq 130 ] && grep -q -- "--resume $dir" "$tmp/err.txt"; then
+        pass "SIG$sig: exit 130, state saved $where, resume hint printed"
+        echo "REPORT SIG$sig $where: exit 130, resumed bit-exact (checked below)"
+    else
+        fail "SIG$sig: exit $rc, stderr: $(cat "$tmp/err.txt")"
+    fi
+    "$TRAIN" --resume "$dir" --quiet --threads "$3" >/dev/null || fail "resume after SIG$sig failed"
+    expect_same_run "$tmp/big_full" "$dir" "SIG$sig $where, resumed at $3 thread(s)"
+}
+interrupt_and_resume INT 1 1
+interrupt_and_resume TERM 2 2
+
+# ----------------------------------------------------------------- NaN stop
+# A state whose weights are NaN (written with a valid checksum by the tool):
+# the first step's loss is NaN, training stops naming epoch and step, exit 1,
+# and the last good checkpoint is left as it was.
+"$TRAIN" "${SMALL[@]}" --threads 1 --stop-after 2 --out "$tmp/nan" >/dev/null
+cp "$tmp/nan/model.safetensors" "$tmp/model.good"
+"$STEDIT" "$tmp/nan/state.safetensors" "$tmp/nan/state.safetensors" poison || fail "tool_stedit poison failed"
+"$TRAIN" --resume "$tmp/nan" --quiet --threads 1 >/dev/null 2>"$tmp/err.txt"
+rc=$?
+if [ "$rc" -eq 1 ] && grep -q "NaN/Inf at epoch 3, step 1" "$tmp/err.txt" &&
+    cmp -s "$tmp/model.good" "$tmp/nan/model.safetensors" &&
+    "$TRAIN" predict --threads 1 --model "$tmp/nan" "a good movie" >/dev/null 2>&1; then
+    pass "NaN weights: exit 1, '$(cut -c1-70 "$tmp/err.txt")...', checkpoint intact and loads"
+else
+    fail "NaN weights: exit $rc, stderr: $(cat "$tmp/err.txt")"
+fi
+
+# ------------------------------------------------------ SIGKILL at 20 moments
+# Epochs of a few tens of milliseconds, a checkpoint and state every epoch; the
+# trainer is killed -9 after seeded random delays, alternating fresh starts and
+# resumes. After each kill, what is on disk must load, and each resume must
+# start (it is killed in turn, or finishes with exit 0).
+KILL=("$tmp/small.tsv" "${TINY[@]}" --batch-size 4 --epochs 25 --threads 1)
+"$TRAIN" "${KILL[@]}" --out "$tmp/kill_full" >/dev/null || fail "uninterrupted run for the SIGKILL test failed"
+RANDOM=20240611
+kill_dir=$tmp/kill
+kills=0 loaded=0 states=0 broken=0 stale=0
+for i in $(seq 1 20); do
+    mode=fresh
+    [ $((i % 2)) -eq 0 ] && [ -f "$kill_dir/state.safetensors" ] && mode=resume
+    if [ "$mode" = resume ]; then
+        "$TRAIN" --resume "$kill_dir" --quiet --threads 1 >/dev/null 2>"$tmp/err.txt" &
+    else
+        "$TRAIN" "${KILL[@]}" --out "$kill_dir" >/dev/null 2>"$tmp/err.txt" &
+    fi
+    pid=$!
+    sleep "0.$(printf %03d $((RANDOM % 400 + 10)))"   # 10 to 409 ms
+    kill -9 "$pid" 2>/dev/null && kills=$((kills + 1))
+    wait "$pid" 2>/dev/null
+    rc=$?
+    [ "$rc" -eq 0 ] || [ "$rc" -eq 137 ] || fail "kill $i: the $mode run failed by itself (exit $rc): $(cat "$tmp/err.txt")"
+    if [ -f "$kill_dir/model.safetensors" ]; then
+        if "$TRAIN" predict --threads 1 --model "$kill_dir" "a good movie" >/dev/null 2>"$tmp/err.txt"; then
+            loaded=$((loaded + 1))
+        else
+            broken=$((broken + 1)); fail "after kill $i: model.safetensors does not load: $(cat "$tmp/err.txt")"
+        fi
+    fi
+    [ -f "$kill_dir/state.safetensors" ] && states=$((states + 1))
+    stale=$((stale + $(find "$kill_dir" -name '*.tmp.*' | wc -l)))
+done
+# Resuming to the end must give exactly the uninterrupted run, and clear the
+# temporary files of writes that a kill cut short (each start clears them).
+if [ -f "$kill_dir/state.safetensors" ]; then
+    "$TRAIN" --resume "$kill_dir" --quiet --threads 1 >/dev/null 2>"$tmp/err.txt" || fail "final resume failed: $(cat "$tmp/err.txt")"
+else
+    "$TRAIN" "${KILL[@]}" --out "$kill_dir" >/dev/null || fail "final run failed"
+fi
+expect_same_run "$tmp/kill_full" "$kill_dir" "after $kills SIGKILLs, resumed to the end"
+left=$(find "$kill_dir" -name '*.tmp.*' | wc -l)
+[ "$left" -eq 0 ] && pass "no temporary files left; kills had left $stale in all, each cleared by the next start" ||
+    fail "$left temporary files left in $kill_dir: $(ls "$kill_dir")"
+[ "$broken" -eq 0 ] && pass "SIGKILL: $kills kills; the checkpoint loaded after each of the $loaded kills that left one"
+echo "REPORT SIGKILL: $kills kills at seeded random moments; checkpoint loaded after $loaded, state left by $states, $stale cut-short temporary files cleared; resumed to a bit-exact end"
+
+echo
+if [ "$failures" -eq 0 ]; then echo "resume: all checks passed"; else echo "resume: $failures checks failed"; fi
+[ "$failures" -eq 0 ]
