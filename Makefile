@@ -8,6 +8,15 @@
 #   make fuzz       fuzz the parsers (FUZZ_SECONDS per target)
 
 CC      ?= cc
+# MPI (data-parallel training, dist.c): on when $(MPICC) is on PATH and CC was
+# not given; `make MPI=0` forces the plain build, `make MPI=1` insists on MPI.
+MPICC   ?= mpicc
+ifndef MPI
+  MPI   := $(if $(and $(filter default,$(origin CC)),$(shell command -v $(MPICC) 2>/dev/null)),1,0)
+endif
+ifeq ($(MPI),1)
+  CC    := $(MPICC)
+endif
 PYTHON  ?= /usr/bin/python3
 BUILD   := build
 CSTD    := -std=c11 -D_GNU_SOURCE
@@ -72,6 +81,15 @@ $(BUILD)/obj/runinfo.o $(BUILD)/asan/runinfo.o: $(BUILD)/version-stamp
 $(BUILD)/obj/runinfo.o: ALL_CFLAGS += $(VERSION_DEFS)
 $(BUILD)/asan/runinfo.o: ASAN_CFLAGS += $(VERSION_DEFS)
 FORCE:
+
+# Only dist.c speaks MPI; it is rebuilt when MPI is switched on or off.
+MPI_DEFS := $(if $(filter 1,$(MPI)),-DUSE_MPI)
+$(BUILD)/obj/dist.o: ALL_CFLAGS += $(MPI_DEFS)
+$(BUILD)/asan/dist.o: ASAN_CFLAGS += $(MPI_DEFS)
+$(BUILD)/obj/dist.o $(BUILD)/asan/dist.o: $(BUILD)/mpi-stamp
+$(BUILD)/mpi-stamp: FORCE
+	@mkdir -p $(@D)
+	@echo 'MPI=$(MPI) CC=$(CC)' | cmp -s - $@ || echo 'MPI=$(MPI) CC=$(CC)' > $@
 
 $(BUILD)/obj/%.o: %.c $(HEADERS) $(STB_DEP)
 	@mkdir -p $(@D)

@@ -8,6 +8,7 @@
 #endif
 
 #include "commands.h"
+#include "dist.h"
 #include "options.h"
 #include "runinfo.h"
 #include "trace.h"
@@ -25,7 +26,7 @@ static int is_resumable(const char *name) {
 }
 
 /* --resume RUN: the recorded options, with the few that may change taken from the command line. */
-static int resume(const Options *given, int argc, char **argv) {
+static int resume(const DistContext *dist, const Options *given, int argc, char **argv) {
     for (int k = 0; k < OPTION_COUNT; k++) {
         if (options_given(given, OPTION_TABLE[k].name) && !is_resumable(OPTION_TABLE[k].name)) {
             fprintf(stderr, "error: --%s cannot change when resuming; only --epochs, --patience, --stop-after, "
@@ -50,13 +51,13 @@ static int resume(const Options *given, int argc, char **argv) {
         options_format(given, s, value, sizeof value);
         options_set(&info.options, s, value, err, sizeof err);
     }
-    int rc = fit(&info.options, info.data_path, given->resume_dir, 1, argc, argv, NULL);
+    int rc = fit_distributed(dist, &info.options, info.data_path, given->resume_dir, 1, argc, argv, NULL);
     runinfo_free(&info);
     return rc;
 }
 
-static int train_command(const Options *o, int argc, char **argv) {
-    if (o->resume_dir && *o->resume_dir) return resume(o, argc, argv);
+static int train_command(const DistContext *dist, const Options *o, int argc, char **argv) {
+    if (o->resume_dir && *o->resume_dir) return resume(dist, o, argc, argv);
     if (o->n_args != 1) {
         fprintf(stderr, "error: %s (see ./train --help)\n",
                 o->n_args == 0 ? "no data file given: ./train DATA.tsv [options]" : "more than one data file given");
@@ -65,10 +66,19 @@ static int train_command(const Options *o, int argc, char **argv) {
     char dir[4096];
     if (o->out_dir && *o->out_dir) snprintf(dir, sizeof dir, "%s", o->out_dir);
     else default_run_dir(o->args[0], "", dir, sizeof dir);
-    return fit(o, o->args[0], dir, 0, argc, argv, NULL);
+    return fit_distributed(dist, o, o->args[0], dir, 0, argc, argv, NULL);
 }
 
-int main(int argc, char **argv) {
+/* MPI: only training is split over ranks; the other commands run on rank 0
+ * alone (it trains as one process in reproduce and compare-pe). */
+static int other_ranks_idle(const DistContext *dist, const char *command) {
+    if (dist->size == 1 || strcmp(command, "fit") == 0) return 0;
+    if (dist->rank == 0)
+        fprintf(stderr, "note: only training is split over MPI ranks; '%s' runs on rank 0 alone\n", command);
+    return dist->rank != 0;
+}
+
+static int run_command(const DistContext *dist, int argc, char **argv) {
     if (argc < 2) {
         options_help(stderr);
         return EXIT_USAGE;
@@ -87,13 +97,17 @@ int main(int argc, char **argv) {
             return EXIT_OK;
         }
         if (strcmp(argv[i], "--version") == 0) {
-            printf("train %s\n", program_version());
+            printf("train %s\nmpi: %s\n", program_version(), dist_built_with_mpi() ? "yes" : "no");
             return EXIT_OK;
         }
     }
     Options o;
     options_defaults(&o);
     int rc = options_parse(&o, argc, argv, first);
+    if (rc == 0 && other_ranks_idle(dist, command)) {
+        options_free(&o);
+        return EXIT_OK;
+    }
     if (rc == 0) {
 #ifdef _OPENMP
         if (o.threads > 0) omp_set_num_threads(o.threads);
@@ -101,7 +115,7 @@ int main(int argc, char **argv) {
         /* only training saves its state on an interrupt; the others just stop */
         if (strcmp(command, "fit") == 0 || strcmp(command, "reproduce") == 0 || strcmp(command, "compare-pe") == 0)
             install_interrupt_handlers();
-        if (strcmp(command, "fit") == 0) rc = train_command(&o, argc, argv);
+        if (strcmp(command, "fit") == 0) rc = train_command(dist, &o, argc, argv);
         else if (strcmp(command, "eval") == 0) rc = command_eval(&o);
         else if (strcmp(command, "predict") == 0) rc = command_predict(&o);
         else if (strcmp(command, "trace") == 0) rc = command_trace(&o);
@@ -111,4 +125,15 @@ int main(int argc, char **argv) {
     }
     options_free(&o);
     return rc;
+}
+
+int main(int argc, char **argv) {
+    DistContext dist;
+    char err[512];
+    if (dist_init(&dist, &argc, &argv, err, sizeof err) != 0) {
+        fprintf(stderr, "error: %s\n", err);
+        return EXIT_RUNTIME;
+    }
+    int rc = run_command(&dist, argc, argv);
+    return dist_finish(&dist, rc, EXIT_INTERRUPTED);
 }

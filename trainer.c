@@ -16,6 +16,7 @@
 #endif
 
 #include "corpus.h"
+#include "dist.h"
 #include "fileio.h"
 #include "json.h"
 #include "metrics.h"
@@ -41,6 +42,11 @@ void install_interrupt_handlers(void) {
     sigemptyset(&sa.sa_mask);
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGUSR1, &sa, NULL);   /* MPI: mpirun forwards SIGUSR1 to every rank and waits */
+}
+
+static const char *signal_name(int sig) {
+    return sig == SIGTERM ? "SIGTERM" : sig == SIGUSR1 ? "SIGUSR1" : "SIGINT";
 }
 
 void run_path(char *buf, size_t len, const char *dir, const char *name) {
@@ -270,6 +276,10 @@ static int load_state(Model *m, RunProgress *p, const char *dir, int capacity, c
 typedef struct {
     const Options *o;
     const char *dir;
+    const DistContext *dist;  /* MPI: this rank; a single process is rank 0 of 1 */
+    int writer;               /* 1 on rank 0, the only one that writes files */
+    DistReducer *reducer;     /* MPI: sums the gradients over ranks */
+    double *rank_shares;      /* MPI: (ranks) each rank's share of the batch's loss weight */
     Corpus corpus;
     Model *model;
     float *class_weights;     /* (C) or NULL */
@@ -325,8 +335,9 @@ static int build_model(Run *r, char *err, size_t errlen) {
     pool_parse(o->pool, &cfg.pool);
     pe_parse(o->pe, &cfg.pe);
     if (model_config_check(&cfg, err, errlen) != 0) return EXIT_USAGE;
-    if (!memory_fits(&cfg, o->batch_size, err, errlen)) return EXIT_USAGE;
-    r->model = model_create(&cfg, o->batch_size, err, errlen);
+    int rows = (o->batch_size + r->dist->size - 1) / r->dist->size;   /* MPI: a rank holds only its slice */
+    if (!memory_fits(&cfg, rows, err, errlen)) return EXIT_USAGE;
+    r->model = model_create(&cfg, rows, err, errlen);
     if (!r->model) return EXIT_RUNTIME;
     model_init(r->model, (uint64_t)o->seed);
     return EXIT_OK;
@@ -368,33 +379,82 @@ static int write_curves(const Run *r, char *err, size_t errlen) {
     return rc;
 }
 
+/* MPI: every rank's share W_r / W of the batch's loss weight, where W_r sums
+ * the class weights (1 without) of rank r's slice: the model's loss is a
+ * weighted mean over its slice, so share-weighted sums of the ranks' losses
+ * and gradients are those of the whole batch. */
+static void compute_rank_shares(Run *r, int start, int nb) {
+    const EncodedDataset *train = &r->corpus.enc_train;
+    int size = r->dist->size;
+    double total = 0.0;
+    for (int k = 0; k < size; k++) {
+        long begin, end;
+        dist_slice(nb, k, size, &begin, &end);
+        double weight = 0.0;
+        for (long i = begin; i < end; i++) {
+            int label = train->labels[r->order[start + i]];
+            weight += r->class_weights ? r->class_weights[label] : 1.0;
+        }
+        r->rank_shares[k] = weight;
+        total += weight;
+    }
+    for (int k = 0; k < size; k++) r->rank_shares[k] = total > 0.0 ? r->rank_shares[k] / total : 0.0;
+}
+
+/* Forward and backward on this rank's slice of batch s (the whole batch in
+ * a single process). Fills stats with the loss, correct predictions and
+ * tokens of the slice; an empty slice leaves zero gradients. */
+static void slice_gradients(Run *r, int epoch, int s, int nb, double stats[3]) {
+    Model *m = r->model;
+    const EncodedDataset *train = &r->corpus.enc_train;
+    long begin, end;
+    dist_slice(nb, r->dist->rank, r->dist->size, &begin, &end);
+    int n = (int)(end - begin), C = m->cfg.n_classes;
+    stats[0] = stats[1] = stats[2] = 0.0;
+    if (n == 0) {
+        model_zero_grad(m);
+        return;
+    }
+    for (int i = 0; i < n; i++) r->indices[i] = r->order[s * r->o->batch_size + begin + i];
+    int T = make_batch(train, r->indices, n, r->tokens, r->labels);
+    long global_step = (long)(epoch - 1) * r->steps_per_epoch + s;
+    ForwardOptions opt = {.training = 1, .seed = (uint64_t)r->o->seed, .step = (uint64_t)global_step,
+                          .class_weights = r->class_weights};
+    stats[0] = model_forward(m, r->tokens, r->labels, n, T, &opt);
+    model_backward(m);
+    for (int i = 0; i < n; i++) {
+        stats[1] += argmax(m->probs + (long)i * C, C) == r->labels[i];
+        for (int t = 0; t < T; t++) stats[2] += r->tokens[i * T + t] != TOKEN_PAD;
+    }
+}
+
 /* One optimisation step on batch s of the epoch; returns 0 or -1 on a
- * non-finite loss or gradient. */
+ * non-finite loss or gradient. With MPI every rank works on its slice of
+ * the batch, then the gradients and counts are summed over ranks in a fixed
+ * order, so every rank takes the same step. */
 static int train_step(Run *r, int epoch, int s) {
     const Options *o = r->o;
     Model *m = r->model;
-    const EncodedDataset *train = &r->corpus.enc_train;
     int start = s * o->batch_size;
-    int nb = train->n - start < o->batch_size ? train->n - start : o->batch_size;
-    for (int i = 0; i < nb; i++) r->indices[i] = r->order[start + i];
-    int T = make_batch(train, r->indices, nb, r->tokens, r->labels);
-    long global_step = (long)(epoch - 1) * r->steps_per_epoch + s;
-    ForwardOptions opt = {.training = 1, .seed = (uint64_t)o->seed, .step = (uint64_t)global_step,
-                          .class_weights = r->class_weights};
-    float loss = model_forward(m, r->tokens, r->labels, nb, T, &opt);
-    if (!isfinite(loss)) return -1;
-    model_backward(m);
+    int nb = r->corpus.enc_train.n - start < o->batch_size ? r->corpus.enc_train.n - start : o->batch_size;
+    double stats[3];   /* loss, correct, tokens */
+    slice_gradients(r, epoch, s, nb, stats);
+    if (r->dist->size > 1) {
+        compute_rank_shares(r, start, nb);
+        dist_weighted_sum(r->reducer, m->grads, r->rank_shares);
+        stats[0] *= r->rank_shares[r->dist->rank];
+        dist_sum_doubles(r->dist, stats, 3);
+    }
+    if (!isfinite(stats[0])) return -1;
     double norm = model_clip_grads(m, o->clip);
     if (!isfinite(norm)) return -1;
+    long global_step = (long)(epoch - 1) * r->steps_per_epoch + s;
     model_adamw_step(m, (float)scheduled_lr(o->lr, global_step, r->warmup_steps, r->total_steps),
                      (float)o->weight_decay);
     RunProgress *p = &r->progress;
-    int C = m->cfg.n_classes;
-    for (int i = 0; i < nb; i++) {
-        p->correct += argmax(m->probs + (long)i * C, C) == r->labels[i];
-        for (int t = 0; t < T; t++) p->tokens += r->tokens[i * T + t] != TOKEN_PAD;
-    }
-    p->loss_sum += (double)loss * nb;
+    p->loss_sum += stats[0] * nb;
+    p->correct += stats[1];
+    p->tokens += stats[2];
     p->count += nb;
     return 0;
 }
@@ -407,7 +467,23 @@ static double macro_f1(const Evaluation *e, const EncodedDataset *d, int C) {
     return f1;
 }
 
-/* Validation, the table row, metrics.csv, curves, checkpoint and state at the end of an epoch.
+/* metrics.csv, curves, the checkpoint (with --patience: the best weights,
+ * otherwise the latest) and the state at the end of an epoch. */
+static int write_epoch_files(Run *r, int epoch, int improved, char *err, size_t errlen) {
+    char path[4096];
+    run_path(path, sizeof path, r->dir, "metrics.csv");
+    if (metrics_csv_write(path, r->progress.history, r->progress.n_history, r->corpus.has_val, err, errlen) != 0)
+        return EXIT_RUNTIME;
+    if (write_curves(r, err, errlen) != 0) return EXIT_RUNTIME;
+    if (!r->best_params || improved) {
+        const float *params = r->best_params ? r->best_params : r->model->params;
+        if (save_checkpoint(r, params, epoch, err, errlen) != 0) return EXIT_RUNTIME;
+    }
+    if (save_state(r->model, &r->progress, r->dir, err, errlen) != 0) return EXIT_RUNTIME;
+    return EXIT_OK;
+}
+
+/* Validation, the table row and the run's files at the end of an epoch.
  * Sets *stop when early stopping ends the run. */
 static int finish_epoch(Run *r, int epoch, double epoch_seconds, int *stop, char *err, size_t errlen) {
     const Options *o = r->o;
@@ -419,10 +495,13 @@ static int finish_epoch(Run *r, int epoch, double epoch_seconds, int *stop, char
     if (r->corpus.has_val) {
         Evaluation e;
         if (evaluate(r->model, &r->corpus.enc_val, &e) != 0) { snprintf(err, errlen, "out of memory"); return EXIT_RUNTIME; }
-        rec.val_loss = e.loss;
-        rec.val_acc = e.accuracy;
-        rec.val_f1 = macro_f1(&e, &r->corpus.enc_val, r->corpus.labels.n);
+        /* MPI: every rank decides (early stopping) on rank 0's numbers */
+        double val[3] = {e.loss, e.accuracy, macro_f1(&e, &r->corpus.enc_val, r->corpus.labels.n)};
         evaluation_free(&e);
+        dist_share_rank0(r->dist, val, 3);
+        rec.val_loss = val[0];
+        rec.val_acc = val[1];
+        rec.val_f1 = val[2];
         improved = p->best_epoch == 0 || rec.val_loss < p->best_val_loss;
         if (improved) {
             p->best_val_loss = rec.val_loss;
@@ -444,19 +523,12 @@ static int finish_epoch(Run *r, int epoch, double epoch_seconds, int *stop, char
         snprintf(err, errlen, "the loss is not finite at the end of epoch %d", epoch);
         return EXIT_RUNTIME;
     }
-
-    char path[4096];
-    run_path(path, sizeof path, r->dir, "metrics.csv");
-    if (metrics_csv_write(path, p->history, p->n_history, r->corpus.has_val, err, errlen) != 0) return EXIT_RUNTIME;
-    if (write_curves(r, err, errlen) != 0) return EXIT_RUNTIME;
-    /* the checkpoint: with --patience the best weights, otherwise the latest */
     if (r->best_params && improved)
         memcpy(r->best_params, r->model->params, sizeof(float) * r->model->n_params);
-    if (!r->best_params || improved) {
-        const float *params = r->best_params ? r->best_params : r->model->params;
-        if (save_checkpoint(r, params, epoch, err, errlen) != 0) return EXIT_RUNTIME;
+    if (r->writer) {
+        int rc = write_epoch_files(r, epoch, improved, err, errlen);
+        if (rc != EXIT_OK) return rc;
     }
-    if (save_state(r->model, p, r->dir, err, errlen) != 0) return EXIT_RUNTIME;
     *stop = o->patience > 0 && r->corpus.has_val && p->bad_epochs >= o->patience;
     return EXIT_OK;
 }
@@ -469,7 +541,8 @@ static int allocate_buffers(Run *r) {
     r->indices = malloc(sizeof(int) * B);
     r->progress.history = realloc(r->progress.history, sizeof(EpochRecord) * (size_t)(r->o->epochs + 1));
     if (r->o->patience > 0 && r->corpus.has_val) r->best_params = malloc(sizeof(float) * r->model->n_params);
-    return r->order && r->tokens && r->labels && r->indices && r->progress.history &&
+    r->rank_shares = malloc(sizeof(double) * r->dist->size);
+    return r->order && r->tokens && r->labels && r->indices && r->progress.history && r->rank_shares &&
            (r->best_params || !(r->o->patience > 0 && r->corpus.has_val)) ? 0 : -1;
 }
 
@@ -485,6 +558,8 @@ static void free_run(Run *r) {
     free(r->tokens);
     free(r->labels);
     free(r->indices);
+    free(r->rank_shares);
+    dist_reducer_free(r->reducer);
 }
 
 /* With --resume: the recorded data must be unchanged, then state and best weights are loaded. */
@@ -552,6 +627,34 @@ static void remove_stale_temporaries(const char *dir) {
     closedir(d);
 }
 
+static uint64_t hash_dataset(uint64_t hash, const EncodedDataset *d) {
+    for (int i = 0; i < d->n; i++) {
+        hash = dist_hash(hash, d->ids + d->offsets[i], sizeof(int) * d->lengths[i]);
+        hash = dist_hash(hash, &d->labels[i], sizeof(int));
+    }
+    return dist_hash(hash, &d->n, sizeof d->n);
+}
+
+/* MPI: the ranks must start from the same data, weights and progress, or
+ * they would drift apart; a rank on a host with other files is caught here. */
+static int check_ranks_agree(Run *r, char *err, size_t errlen) {
+    if (r->dist->size == 1) return EXIT_OK;
+    const Model *m = r->model;
+    const RunProgress *p = &r->progress;
+    uint64_t hash = hash_dataset(hash_dataset(DIST_HASH_START, &r->corpus.enc_train), &r->corpus.enc_val);
+    hash = dist_hash(hash, m->params, sizeof(float) * m->n_params);
+    hash = dist_hash(hash, m->adam_m, sizeof(float) * m->n_params);
+    hash = dist_hash(hash, m->adam_v, sizeof(float) * m->n_params);
+    hash = dist_hash(hash, &m->adam_step, sizeof m->adam_step);
+    int counters[3] = {p->epochs_done, p->step_in_epoch, p->n_history};
+    hash = dist_hash(hash, counters, sizeof counters);
+    int rank = dist_first_mismatch(r->dist, hash);
+    if (rank < 0) return EXIT_OK;
+    snprintf(err, errlen, "MPI rank %d does not have the same data%s as rank 0; every host must see the same files "
+             "at the same paths", rank, r->progress.epochs_done || r->progress.step_in_epoch ? " or run state" : "");
+    return EXIT_USAGE;
+}
+
 static int prepare(Run *r, const char *data_path, int resume, int argc, char **argv, char *err, size_t errlen) {
     int rc = corpus_prepare(&r->corpus, r->o, data_path, stdout);
     if (rc != 0) return rc;
@@ -565,16 +668,22 @@ static int prepare(Run *r, const char *data_path, int resume, int argc, char **a
         snprintf(err, errlen, "out of memory");
         return EXIT_RUNTIME;
     }
-    remove_stale_temporaries(r->dir);
-    if (resume) return resume_run(r, err, errlen);
-    if (make_dirs(r->dir, err, errlen) != 0) return EXIT_RUNTIME;
+    if (r->dist->size > 1 && !(r->reducer = dist_reducer_create(r->dist, r->model->n_params, err, errlen)))
+        return EXIT_RUNTIME;
+    if (r->writer) remove_stale_temporaries(r->dir);
+    if (resume) {
+        rc = resume_run(r, err, errlen);
+        return rc == EXIT_OK ? check_ranks_agree(r, err, errlen) : rc;
+    }
+    if (r->writer && make_dirs(r->dir, err, errlen) != 0) return EXIT_RUNTIME;
 #ifdef _OPENMP
     int threads = omp_get_max_threads();
 #else
     int threads = 1;
 #endif
-    if (runinfo_write(r->dir, r->o, data_path, argc, argv, threads, err, errlen) != 0) return EXIT_RUNTIME;
-    return EXIT_OK;
+    if (r->writer && runinfo_write(r->dir, r->o, data_path, argc, argv, threads, err, errlen) != 0)
+        return EXIT_RUNTIME;
+    return check_ranks_agree(r, err, errlen);
 }
 
 static void print_intro(const Run *r, int resume) {
@@ -585,16 +694,32 @@ static void print_intro(const Run *r, int resume) {
     if (c->has_val) printf(", %d validation", c->enc_val.n);
     if (c->has_test) printf(", %d test", c->enc_test.n);
     printf("\nmodel: %zu parameters, d_model %d, %d heads, %d layers, d_ff %d, %s-norm, %s pooling, %s PE; "
-           "%d steps per epoch\n", r->model->n_params, r->o->d_model, r->o->heads, r->o->layers, r->o->d_ff, r->o->norm,
+           "%d steps per epoch", r->model->n_params, r->o->d_model, r->o->heads, r->o->layers, r->o->d_ff, r->o->norm,
            r->o->pool, r->o->pe, r->steps_per_epoch);
+    if (r->dist->size > 1) printf(", each batch split over %d MPI ranks", r->dist->size);
+    printf("\n");
 }
 
-static int interrupted(Run *r, int epoch, int step, char *err, size_t errlen) {
+/* The signal that asks to stop, or 0. MPI: a signal on any rank stops
+ * every rank after the same step. */
+static int agreed_stop(const Run *r) {
+    return dist_max_int(r->dist, (int)stop_requested);
+}
+
+/* The command that continues this run (under mpirun for an MPI job). */
+static const char *resume_command(const Run *r, char *buf, size_t len) {
+    if (r->dist->size > 1) snprintf(buf, len, "mpirun -np %d ./train --resume %s", r->dist->size, r->dir);
+    else snprintf(buf, len, "./train --resume %s", r->dir);
+    return buf;
+}
+
+static int interrupted(Run *r, int sig, int epoch, int step, char *err, size_t errlen) {
     progress_clear(&r->bar);
+    if (!r->writer) return EXIT_INTERRUPTED;
     if (save_state(r->model, &r->progress, r->dir, err, errlen) != 0) return EXIT_RUNTIME;
-    fprintf(stderr, "\ninterrupted by %s in epoch %d after step %d of %d; state saved.\n"
-                    "continue with: ./train --resume %s\n", stop_requested == SIGTERM ? "SIGTERM" : "SIGINT",
-            epoch, step, r->steps_per_epoch, r->dir);
+    char command[4200];
+    fprintf(stderr, "\ninterrupted by %s in epoch %d after step %d of %d; state saved.\ncontinue with: %s\n",
+            signal_name(sig), epoch, step, r->steps_per_epoch, resume_command(r, command, sizeof command));
     return EXIT_INTERRUPTED;
 }
 
@@ -620,7 +745,8 @@ static int train_epochs(Run *r, char *err, size_t errlen) {
             p->seconds = now_seconds() - start;
             progress_draw(&r->bar, epoch, o->epochs, s + 1, r->steps_per_epoch, p->seconds, p->loss_sum / p->count,
                           p->correct / p->count);
-            if (stop_requested && s + 1 < r->steps_per_epoch) return interrupted(r, epoch, s + 1, err, errlen);
+            int sig = agreed_stop(r);
+            if (sig && s + 1 < r->steps_per_epoch) return interrupted(r, sig, epoch, s + 1, err, errlen);
         }
         int stop = 0, rc = finish_epoch(r, epoch, now_seconds() - start, &stop, err, errlen);
         if (rc != EXIT_OK) return rc;
@@ -629,9 +755,12 @@ static int train_epochs(Run *r, char *err, size_t errlen) {
                    o->patience, p->best_epoch);
             break;
         }
-        if (stop_requested) return interrupted(r, epoch, r->steps_per_epoch, err, errlen);
+        int sig = agreed_stop(r);
+        if (sig) return interrupted(r, sig, epoch, r->steps_per_epoch, err, errlen);
         if (o->stop_after == epoch && epoch < o->epochs) {
-            printf("stopped after epoch %d (--stop-after); continue with: ./train --resume %s\n", epoch, r->dir);
+            char command[4200];
+            printf("stopped after epoch %d (--stop-after); continue with: %s\n", epoch,
+                   resume_command(r, command, sizeof command));
             return -1;  /* not an error: the run is saved and can be resumed */
         }
     }
@@ -641,10 +770,18 @@ static int train_epochs(Run *r, char *err, size_t errlen) {
 
 int fit(const Options *o, const char *data_path, const char *out_dir, int resume, int argc, char **argv,
         FitSummary *summary) {
+    DistContext solo = dist_solo();
+    return fit_distributed(&solo, o, data_path, out_dir, resume, argc, argv, summary);
+}
+
+int fit_distributed(const DistContext *dist, const Options *o, const char *data_path, const char *out_dir, int resume,
+                    int argc, char **argv, FitSummary *summary) {
     Run r;
     memset(&r, 0, sizeof r);
     r.o = o;
     r.dir = out_dir;
+    r.dist = dist;
+    r.writer = dist->rank == 0;
     char err[1024] = "";
     int rc = prepare(&r, data_path, resume, argc, argv, err, sizeof err);
     if (rc == EXIT_OK) {
@@ -652,12 +789,15 @@ int fit(const Options *o, const char *data_path, const char *out_dir, int resume
         if (r.progress.epochs_done >= o->epochs && r.progress.step_in_epoch == 0)
             printf("all %d epochs of %s are done; nothing to train (raise --epochs to continue)\n", o->epochs, out_dir);
         rc = train_epochs(&r, err, sizeof err);
-        if (rc == EXIT_OK) rc = final_reports(r.model, &r.corpus, r.dir, r.progress.history, r.progress.n_history,
-                                              r.progress.best_epoch, r.best_params != NULL, o->quiet, summary, err,
-                                              sizeof err);
+        if (rc == EXIT_OK && r.writer)   /* MPI: rank 0 alone reports */
+            rc = final_reports(r.model, &r.corpus, r.dir, r.progress.history, r.progress.n_history,
+                               r.progress.best_epoch, r.best_params != NULL, o->quiet, summary, err, sizeof err);
         else if (rc == -1) rc = EXIT_OK;
     }
-    if (rc != EXIT_OK && rc != EXIT_INTERRUPTED && err[0]) fprintf(stderr, "error: %s\n", err);
+    if (rc != EXIT_OK && rc != EXIT_INTERRUPTED && err[0]) {
+        if (dist->size > 1) fprintf(stderr, "error (MPI rank %d): %s\n", dist->rank, err);
+        else fprintf(stderr, "error: %s\n", err);
+    }
     if (summary) {
         summary->has_val = r.corpus.has_val;
         summary->n_epochs = r.progress.n_history;

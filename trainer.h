@@ -4,6 +4,7 @@
 #define TRAINER_H
 
 #include "data.h"
+#include "dist.h"
 #include "epochlog.h"
 #include "model.h"
 #include "options.h"
@@ -36,8 +37,13 @@ typedef struct {
 int fit(const Options *o, const char *data_path, const char *out_dir, int resume, int argc, char **argv,
         FitSummary *summary);
 
-/* Installs SIGINT/SIGTERM handlers that ask the training loop to stop after
- * the current step. */
+/* fit as one rank of an MPI job (dist.h): each batch is split over the
+ * ranks, which keep identical weights; only rank 0 prints and writes. */
+int fit_distributed(const DistContext *dist, const Options *o, const char *data_path, const char *out_dir, int resume,
+                    int argc, char **argv, FitSummary *summary);
+
+/* Installs SIGINT/SIGTERM/SIGUSR1 handlers that ask the training loop to stop
+ * after the current step (mpirun forwards SIGUSR1 to every rank). */
 void install_interrupt_handlers(void);
 
 /* 1 when the model and its activations for batch_size fit in the machine's

@@ -1,0 +1,194 @@
+#!/usr/bin/env bash
+# test_mpi.sh: data-parallel training over MPI: 2 ranks match one process (1e-5 relative per epoch, same predictions), reproduce themselves byte for byte, resume, stop together on a signal, and a killed rank stops the job with the checkpoint intact.
+# Run from the project root after `make` (built with MPI when mpicc is installed); skips when MPI is not there.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+TRAIN=$PWD/train
+failures=0
+fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+pass() { echo "ok: $*"; }
+
+if ! command -v mpirun >/dev/null 2>&1; then
+    echo "skip: MPI not installed (apt-get install -y libopenmpi-dev openmpi-bin, then make)"
+    exit 0
+fi
+[ -x "$TRAIN" ] || { echo "FAIL: $TRAIN is not built (run make)"; exit 1; }
+if ! "$TRAIN" --version | grep -qx 'mpi: yes'; then
+    echo "skip: ./train was built without MPI (make MPI=1 needs mpicc)"
+    exit 0
+fi
+
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+MPIRUN=(mpirun --allow-run-as-root --oversubscribe)
+TINY=(--d-model 16 --heads 2 --d-ff 32 --layers 1 --max-len 16 --quiet)
+
+# 360 training and 40 validation examples; the validation texts for predict.
+grep -v '^#' data/negation/train.tsv | head -n 360 >"$tmp/train.tsv"
+grep -v '^#' data/negation/train.tsv | sed -n 361,400p >"$tmp/val.tsv"
+cut -f2 "$tmp/val.tsv" >"$tmp/val-texts.txt"
+# 6300 examples, for runs long enough to be interrupted.
+cat data/negation/train.tsv data/before/train.tsv data/rare/train.tsv | grep -v '^#' >"$tmp/big.tsv"
+
+# metrics.csv without the time columns (seconds, tokens_per_s).
+numbers() { awk -F, '{ NF -= 2; print }' OFS=, "$1"; }
+
+# Largest relative difference of train_loss and val_loss (columns 2 and 4) per epoch.
+max_relative_loss_diff() {  # metrics_a, metrics_b
+    paste -d, "$1" "$2" | awk -F, -v half="$(head -n1 "$1" | awk -F, '{ print NF }')" '
+        NR == 1 { next }
+        { for (c = 2; c <= 4; c += 2) {
+              a = $c; b = $(c + half); d = a - b; if (d < 0) d = -d
+              m = a < 0 ? -a : a; if (m < 1e-12) m = 1e-12
+              if (d / m > worst) worst = d / m } }
+        END { printf "%.3g\n", worst + 0 }'
+}
+
+# ------------------------------------------- 2 ranks against one process
+# Dropout draws its masks per batch tensor, so the comparison runs without it.
+# Batch 7 leaves a final batch of 3 (split 1 + 2); the second config has class
+# weights, so each rank's share of the loss is not its share of the examples.
+compare_with_one_process() {  # name, options...
+    local name=$1; shift
+    local args=("$tmp/train.tsv" --val "$tmp/val.tsv" "${TINY[@]}" --dropout 0 --epochs 4 "$@")
+    "$TRAIN" "${args[@]}" --threads 2 --out "$tmp/$name-one" >/dev/null || { fail "$name: single process failed"; return; }
+    "${MPIRUN[@]}" -np 2 "$TRAIN" "${args[@]}" --threads 1 --out "$tmp/$name-two" >/dev/null 2>"$tmp/err.txt" ||
+        { fail "$name: 2-rank run failed:"; cat "$tmp/err.txt"; return; }
+    local epochs_one epochs_two worst
+    epochs_one=$(($(wc -l <"$tmp/$name-one/metrics.csv") - 1))
+    epochs_two=$(($(wc -l <"$tmp/$name-two/metrics.csv") - 1))
+    worst=$(max_relative_loss_diff "$tmp/$name-one/metrics.csv" "$tmp/$name-two/metrics.csv")
+    if [ "$epochs_one" -ne 4 ] || [ "$epochs_two" -ne 4 ]; then
+        fail "$name: $epochs_one and $epochs_two epochs in metrics.csv, expected 4"
+    elif ! awk -v w="$worst" 'BEGIN { exit !(w <= 1e-5) }'; then
+        fail "$name: train/val loss differ by $worst relative (limit 1e-5):"
+        paste -d'\n' "$tmp/$name-one/metrics.csv" "$tmp/$name-two/metrics.csv"
+    else
+        pass "$name: 2 ranks match one process over 4 epochs (largest relative loss difference $worst)"
+        echo "REPORT mpi $name: 2 ranks vs one process, largest relative train/val loss difference $worst (limit 1e-5)"
+    fi
+    "$TRAIN" predict --model "$tmp/$name-one" <"$tmp/val-texts.txt" >"$tmp/pred-one.txt"
+    "$TRAIN" predict --model "$tmp/$name-two" <"$tmp/val-texts.txt" >"$tmp/pred-two.txt"
+    if [ ! -s "$tmp/pred-one.txt" ] || ! cmp -s "$tmp/pred-one.txt" "$tmp/pred-two.txt"; then
+        fail "$name: predictions on the validation texts differ"
+    else
+        pass "$name: same predictions on the $(wc -l <"$tmp/pred-one.txt") validation texts"
+    fi
+    for f in metrics.csv model.safetensors state.safetensors run.json report.txt; do
+        [ -s "$tmp/$name-two/$f" ] || fail "$name: the 2-rank run did not write $f"
+    done
+}
+compare_with_one_process plain --batch-size 7 --lr 0.003
+compare_with_one_process weighted --batch-size 5 --lr 0.003 --class-weights balanced --norm pre --pool cls
+
+# ----------------------------------------------- 2 ranks reproduce themselves
+RUN2=("$tmp/train.tsv" "${TINY[@]}" --batch-size 8 --epochs 3)   # dropout on: each N has its own masks
+for r in a b; do
+    "${MPIRUN[@]}" -np 2 "$TRAIN" "${RUN2[@]}" --threads 1 --out "$tmp/rep-$r" >/dev/null 2>&1 || fail "2-rank run $r failed"
+done
+if cmp -s "$tmp/rep-a/model.safetensors" "$tmp/rep-b/model.safetensors" &&
+   diff <(numbers "$tmp/rep-a/metrics.csv") <(numbers "$tmp/rep-b/metrics.csv") >/dev/null; then
+    pass "two 2-rank runs (dropout 0.1): model.safetensors byte-identical, metrics identical"
+else
+    fail "two 2-rank runs differ"
+fi
+
+# An empty slice: batch 2 over 3 ranks leaves one rank without examples at every step;
+# it adds zero, so the sums equal those of 2 ranks with one example each.
+SPLIT=("$tmp/train.tsv" "${TINY[@]}" --batch-size 2 --epochs 1 --threads 1)
+"${MPIRUN[@]}" -np 2 "$TRAIN" "${SPLIT[@]}" --out "$tmp/split-2" >/dev/null 2>&1 &&
+    "${MPIRUN[@]}" -np 3 "$TRAIN" "${SPLIT[@]}" --out "$tmp/split-3" >/dev/null 2>&1 || fail "batch 2 over 2 or 3 ranks failed"
+if cmp -s "$tmp/split-2/model.safetensors" "$tmp/split-3/model.safetensors"; then
+    pass "batch 2 over 3 ranks (one empty slice per step) equals 2 ranks byte for byte"
+else
+    fail "batch 2 over 3 ranks differs from 2 ranks"
+fi
+
+# ---------------------------------------------------------------- resume
+"${MPIRUN[@]}" -np 2 "$TRAIN" "${RUN2[@]}" --threads 1 --stop-after 1 --out "$tmp/stopped" >"$tmp/out.txt" 2>&1 ||
+    fail "2-rank run with --stop-after 1 failed"
+grep -q -- "--resume $tmp/stopped" "$tmp/out.txt" || fail "--stop-after under mpirun printed no resume hint"
+"${MPIRUN[@]}" -np 2 "$TRAIN" --resume "$tmp/stopped" --quiet >/dev/null 2>&1 || fail "2-rank --resume failed"
+if cmp -s "$tmp/rep-a/model.safetensors" "$tmp/stopped/model.safetensors" &&
+   diff <(numbers "$tmp/rep-a/metrics.csv") <(numbers "$tmp/stopped/metrics.csv") >/dev/null; then
+    pass "2 ranks stopped after epoch 1 and resumed on 2 ranks: byte-identical to the uninterrupted run"
+else
+    fail "2 ranks stopped and resumed differ from the uninterrupted run"
+fi
+
+# Early stopping: both ranks decide alike and end together.
+"${MPIRUN[@]}" -np 2 "$TRAIN" "$tmp/train.tsv" "${TINY[@]}" --batch-size 8 --epochs 30 --lr 0.03 --patience 1 \
+    --threads 1 --out "$tmp/patience" >"$tmp/out.txt" 2>&1
+rc=$?
+if [ $rc -eq 0 ] && grep -q "early stopping" "$tmp/out.txt" && [ "$(($(wc -l <"$tmp/patience/metrics.csv") - 1))" -lt 30 ]; then
+    pass "early stopping under mpirun ends every rank after $(($(wc -l <"$tmp/patience/metrics.csv") - 1)) epochs"
+else
+    fail "early stopping under mpirun: exit $rc"; tail -n 5 "$tmp/out.txt"
+fi
+
+# ------------------------------------------------------- signals and a dead rank
+BIG=("$tmp/big.tsv" "${TINY[@]}" --batch-size 8 --epochs 2 --val-split 0.05 --threads 1)
+
+# The pid of rank R among mpirun's children (single host).
+rank_pid() {  # mpirun_pid, rank
+    local p
+    for p in $(pgrep -P "$1"); do
+        tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null | grep -qx "OMPI_COMM_WORLD_RANK=$2" && { echo "$p"; return; }
+    done
+}
+# Waits up to 20 s for a file.
+wait_for() { for _ in $(seq 200); do [ -e "$1" ] && return 0; sleep 0.1; done; return 1; }
+
+# SIGUSR1 to mpirun reaches every rank (Open MPI forwards it); all stop after the same step.
+"${MPIRUN[@]}" -np 2 "$TRAIN" "${BIG[@]}" --out "$tmp/big-full" >/dev/null 2>&1 || fail "2-rank run on 6300 examples failed"
+"${MPIRUN[@]}" -np 2 "$TRAIN" "${BIG[@]}" --out "$tmp/big-usr1" >/dev/null 2>"$tmp/err.txt" &
+mpirun_pid=$!
+wait_for "$tmp/big-usr1/run.json"
+sleep 0.5
+kill -USR1 "$mpirun_pid"
+wait "$mpirun_pid"
+rc=$?
+if [ $rc -ne 130 ] || ! grep -q "interrupted by SIGUSR1" "$tmp/err.txt"; then
+    fail "SIGUSR1 to mpirun: exit $rc, expected 130 and a message:"; cat "$tmp/err.txt"
+else
+    "${MPIRUN[@]}" -np 2 "$TRAIN" --resume "$tmp/big-usr1" --quiet >/dev/null 2>&1 || fail "--resume after SIGUSR1 failed"
+    if cmp -s "$tmp/big-full/model.safetensors" "$tmp/big-usr1/model.safetensors"; then
+        pass "SIGUSR1 stops both ranks at one step ($(grep -o 'epoch [0-9]* after step [0-9]*' "$tmp/err.txt")); resumed byte-identical"
+        echo "REPORT mpi: 2-rank runs reproduce byte for byte, resume after --stop-after and SIGUSR1 bit-exact"
+    else
+        fail "interrupted by SIGUSR1 and resumed: differs from the uninterrupted run"
+    fi
+fi
+
+# kill -9 of rank 1 after the first checkpoint: mpirun stops the job non-zero, naming the rank,
+# and rank 0's last checkpoint still loads.
+"${MPIRUN[@]}" -np 2 "$TRAIN" "${BIG[@]}" --epochs 20 --out "$tmp/killed" >/dev/null 2>"$tmp/err.txt" &
+mpirun_pid=$!
+wait_for "$tmp/killed/model.safetensors"
+sleep 0.3
+victim=$(rank_pid "$mpirun_pid" 1)
+[ -n "$victim" ] && kill -9 "$victim"
+start=$SECONDS
+wait "$mpirun_pid"
+rc=$?
+if [ -z "$victim" ]; then
+    fail "could not find rank 1 among mpirun's children"
+elif [ $rc -eq 0 ] || ! grep -q "rank 1" "$tmp/err.txt"; then
+    fail "after kill -9 of rank 1: mpirun exit $rc, stderr:"; cat "$tmp/err.txt"
+elif ! "$TRAIN" predict --model "$tmp/killed" "not good , bad" >/dev/null; then
+    fail "after kill -9 of rank 1 the checkpoint does not load"
+else
+    pass "kill -9 of rank 1: mpirun exits $rc within $((SECONDS - start)) s naming rank 1; the checkpoint loads"
+    echo "REPORT mpi: kill -9 of rank 1 stops the job (mpirun exit $rc); the last checkpoint loads"
+fi
+
+# ----------------------------------------------------------- one process
+if "$TRAIN" "$tmp/train.tsv" "${TINY[@]}" --epochs 1 --out "$tmp/plain" >/dev/null; then
+    pass "the MPI build runs as a plain process without mpirun"
+else
+    fail "the MPI build fails without mpirun"
+fi
+
+echo
+[ "$failures" -eq 0 ] && echo "all MPI checks passed" || echo "$failures MPI check(s) failed"
+[ "$failures" -eq 0 ]
