@@ -4,6 +4,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "matmul.h"
 #include "model.h"
 #include "rng.h"
 
@@ -13,45 +14,38 @@
 
 void linear_forward(float *out, const float *inp, const float *weight, const float *bias,
                     int N, int C, int OC) {
-    #pragma omp parallel for schedule(static)
-    for (int n = 0; n < N; n++) {
-        const float *x = inp + (long)n * C;
-        float *y = out + (long)n * OC;
-        for (int o = 0; o < OC; o++) {
-            const float *w = weight + (long)o * C;
-            float sum = bias ? bias[o] : 0.0f;
-            for (int c = 0; c < C; c++) sum += x[c] * w[c];
-            y[o] = sum;
+    /* out = inp (N x C) times weight^T (C x OC), each row started from the bias */
+    MatView x = {inp, C, 1}, w_t = {weight, 1, C};
+    matmul(out, OC, x, w_t, bias, bias ? MM_BIAS : MM_ZERO, N, OC, C);
+}
+
+/* dbias[o] += sum over n of dout[n][o], n in increasing order. Threads own
+ * column ranges; rows are walked in order so the loads stay contiguous. */
+static void column_sums_add(float *dbias, const float *dout, int N, int OC) {
+    enum { CHUNK = 32 };
+    int chunks = (OC + CHUNK - 1) / CHUNK;
+    #pragma omp parallel for schedule(static) if (chunks > 1 && (long)N * OC > 65536)
+    for (int ch = 0; ch < chunks; ch++) {
+        int o0 = ch * CHUNK, width = OC - o0 < CHUNK ? OC - o0 : CHUNK;
+        float sum[CHUNK] = {0};
+        for (int n = 0; n < N; n++) {
+            const float *g = dout + (long)n * OC + o0;
+            #pragma omp simd
+            for (int o = 0; o < width; o++) sum[o] += g[o];
         }
+        for (int o = 0; o < width; o++) dbias[o0 + o] += sum[o];
     }
 }
 
 void linear_backward(float *dinp, float *dweight, float *dbias, const float *dout,
                      const float *inp, const float *weight, int N, int C, int OC) {
-    if (dinp) {
-        #pragma omp parallel for schedule(static)
-        for (int n = 0; n < N; n++) {
-            const float *g = dout + (long)n * OC;
-            float *dx = dinp + (long)n * C;
-            for (int o = 0; o < OC; o++) {
-                const float *w = weight + (long)o * C;
-                float go = g[o];
-                for (int c = 0; c < C; c++) dx[c] += go * w[c];
-            }
-        }
-    }
-    #pragma omp parallel for schedule(static)
-    for (int o = 0; o < OC; o++) {
-        float *dw = dweight + (long)o * C;
-        float db = 0.0f;
-        for (int n = 0; n < N; n++) {
-            float go = dout[(long)n * OC + o];
-            const float *x = inp + (long)n * C;
-            db += go;
-            for (int c = 0; c < C; c++) dw[c] += go * x[c];
-        }
-        if (dbias) dbias[o] += db;
-    }
+    MatView g = {dout, OC, 1}, g_t = {dout, 1, OC};
+    MatView w = {weight, C, 1}, x = {inp, C, 1};
+    /* dinp (N x C) += dout (N x OC) times weight (OC x C) */
+    if (dinp) matmul(dinp, C, g, w, NULL, MM_ACCUMULATE, N, C, OC);
+    /* dweight (OC x C) += dout^T (OC x N) times inp (N x C) */
+    matmul(dweight, C, g_t, x, NULL, MM_ACCUMULATE, OC, C, N);
+    if (dbias) column_sums_add(dbias, dout, N, OC);
 }
 
 /* ------------------------------------------------- embedding and positions */
@@ -69,15 +63,19 @@ void embedding_forward(float *out, const int *tokens, const float *table, float 
 
 void embedding_backward(float *dtable, float *dpos, const float *dout, const int *tokens,
                         float scale, int B, int T, int C, int V) {
-    /* Each thread owns a range of token ids and walks all positions in order,
-     * so the sum for one row always happens in the same order. */
+    /* Each thread owns a range of columns of the whole table and walks all
+     * positions in order, so the sum for one element always happens in the
+     * same order, and the work is N*C whatever the vocabulary size. */
+    enum { COLUMNS = 32 };
+    int N = B * T, chunks = (C + COLUMNS - 1) / COLUMNS;
+    (void)V;
     #pragma omp parallel for schedule(static)
-    for (int v = 0; v < V; v++) {
-        float *dt = dtable + (long)v * C;
-        for (int n = 0; n < B * T; n++) {
-            if (tokens[n] != v) continue;
+    for (int ch = 0; ch < chunks; ch++) {
+        int c0 = ch * COLUMNS, c1 = c0 + COLUMNS < C ? c0 + COLUMNS : C;
+        for (int n = 0; n < N; n++) {
+            float *dt = dtable + (long)tokens[n] * C;
             const float *g = dout + (long)n * C;
-            for (int c = 0; c < C; c++) dt[c] += scale * g[c];
+            for (int c = c0; c < c1; c++) dt[c] += scale * g[c];
         }
     }
     if (!dpos) return;
@@ -111,6 +109,14 @@ void dropout_mask(float *mask, long n, float p, uint64_t seed, uint64_t step, ui
         mask[i] = rng_uniform(seed, step, site, (uint64_t)i) < p ? 0.0f : keep_scale;
 }
 
+void dropout_apply(float *out, const float *inp, long n, float p, uint64_t seed, uint64_t step,
+                   uint64_t site) {
+    float keep_scale = 1.0f / (1.0f - p);
+    #pragma omp parallel for schedule(static)
+    for (long i = 0; i < n; i++)
+        out[i] = inp[i] * (rng_uniform(seed, step, site, (uint64_t)i) < p ? 0.0f : keep_scale);
+}
+
 void token_dropout_mask(float *mask, const int *tokens, int N, int C, float p,
                         uint64_t seed, uint64_t step, uint64_t site) {
     float keep_scale = 1.0f / (1.0f - p);
@@ -138,16 +144,63 @@ void mul_backward(float *dinp, const float *dout, const float *mask, long n) {
 
 /* ---------------------------------------------------------------- layernorm */
 
+/* Row sums in double over SUM_LANES interleaved partial sums (element c goes
+ * to lane c % SUM_LANES), combined pairwise in a fixed order: the loop
+ * vectorizes, and the order depends on nothing but the row length. */
+enum { SUM_LANES = 8 };
+
+static double combine_lanes(const double *part) {
+    return ((part[0] + part[1]) + (part[2] + part[3])) + ((part[4] + part[5]) + (part[6] + part[7]));
+}
+
+static double row_sum(const float *x, int C) {
+    double part[SUM_LANES] = {0};
+    int c = 0;
+    for (; c + SUM_LANES <= C; c += SUM_LANES)
+        for (int l = 0; l < SUM_LANES; l++) part[l] += x[c + l];
+    for (int l = 0; c < C; c++, l++) part[l] += x[c];
+    return combine_lanes(part);
+}
+
+static double row_centered_squares(const float *x, double mu, int C) {
+    double part[SUM_LANES] = {0};
+    int c = 0;
+    for (; c + SUM_LANES <= C; c += SUM_LANES)
+        for (int l = 0; l < SUM_LANES; l++) part[l] += (x[c + l] - mu) * (x[c + l] - mu);
+    for (int l = 0; c < C; c++, l++) part[l] += (x[c] - mu) * (x[c] - mu);
+    return combine_lanes(part);
+}
+
+/* Per row of the backward: sums of g = dy * weight and of g * xhat, lane by
+ * lane as row_sum. */
+static void row_grad_sums(const float *dy, const float *x, const float *weight, float m, float rs, int C,
+                          double *g_sum, double *gx_sum) {
+    double g_part[SUM_LANES] = {0}, gx_part[SUM_LANES] = {0};
+    int c = 0;
+    for (; c + SUM_LANES <= C; c += SUM_LANES) {
+        for (int l = 0; l < SUM_LANES; l++) {
+            float g = dy[c + l] * weight[c + l];
+            g_part[l] += g;
+            gx_part[l] += g * ((x[c + l] - m) * rs);
+        }
+    }
+    for (int l = 0; c < C; c++, l++) {
+        float g = dy[c] * weight[c];
+        g_part[l] += g;
+        gx_part[l] += g * ((x[c] - m) * rs);
+    }
+    *g_sum = combine_lanes(g_part);
+    *gx_sum = combine_lanes(gx_part);
+}
+
 void layernorm_forward(float *out, float *mean, float *rstd, const float *inp,
                        const float *weight, const float *bias, int N, int C) {
     #pragma omp parallel for schedule(static)
     for (int n = 0; n < N; n++) {
         const float *x = inp + (long)n * C;
         float *y = out + (long)n * C;
-        double sum = 0.0, sq = 0.0;
-        for (int c = 0; c < C; c++) sum += x[c];
-        double mu = sum / C;
-        for (int c = 0; c < C; c++) sq += (x[c] - mu) * (x[c] - mu);
+        double mu = row_sum(x, C) / C;
+        double sq = row_centered_squares(x, mu, C);
         float rs = (float)(1.0 / sqrt(sq / C + LAYERNORM_EPS));
         float m = (float)mu;
         for (int c = 0; c < C; c++) y[c] = (x[c] - m) * rs * weight[c] + bias[c];
@@ -167,79 +220,181 @@ void layernorm_backward(float *dinp, float *dweight, float *dbias, const float *
         const float *dy = dout + (long)n * C;
         float *dx = dinp + (long)n * C;
         float m = mean[n], rs = rstd[n];
-        double g_mean = 0.0, gx_mean = 0.0;
-        for (int c = 0; c < C; c++) {
-            float g = dy[c] * weight[c];
-            g_mean += g;
-            gx_mean += g * ((x[c] - m) * rs);
-        }
-        g_mean /= C;
-        gx_mean /= C;
+        double g_sum, gx_sum;
+        row_grad_sums(dy, x, weight, m, rs, C, &g_sum, &gx_sum);
+        float g_mean = (float)(g_sum / C);
+        float gx_mean = (float)(gx_sum / C);
         for (int c = 0; c < C; c++) {
             float xhat = (x[c] - m) * rs;
             float g = dy[c] * weight[c];
-            dx[c] += rs * (g - (float)g_mean - xhat * (float)gx_mean);
+            dx[c] += rs * (g - g_mean - xhat * gx_mean);
         }
     }
+    /* weight and bias: threads own column ranges, rows summed in order */
+    enum { COLUMNS = 32 };
+    int chunks = (C + COLUMNS - 1) / COLUMNS;
     #pragma omp parallel for schedule(static)
-    for (int c = 0; c < C; c++) {
-        float dw = 0.0f, db = 0.0f;
+    for (int ch = 0; ch < chunks; ch++) {
+        int c0 = ch * COLUMNS, width = C - c0 < COLUMNS ? C - c0 : COLUMNS;
+        float dw[COLUMNS] = {0}, db[COLUMNS] = {0};
         for (int n = 0; n < N; n++) {
-            float dy = dout[(long)n * C + c];
-            dw += dy * (inp[(long)n * C + c] - mean[n]) * rstd[n];
-            db += dy;
+            const float *dy = dout + (long)n * C + c0;
+            const float *x = inp + (long)n * C + c0;
+            float m = mean[n], rs = rstd[n];
+            for (int c = 0; c < width; c++) {
+                dw[c] += dy[c] * (x[c] - m) * rs;
+                db[c] += dy[c];
+            }
         }
-        dweight[c] += dw;
-        dbias[c] += db;
+        for (int c = 0; c < width; c++) {
+            dweight[c0 + c] += dw[c];
+            dbias[c0 + c] += db[c];
+        }
     }
 }
 
 /* ---------------------------------------------------------------- attention */
 
+/* Each (batch, head) pair is one task: its scores, probabilities and the
+ * slices of out and dqkv it writes belong to no other task. Within a task
+ * the products are the serial matmul, whose sums run over the shared index
+ * in increasing order, as a plain loop would. */
+
+/* Views of head h of sequence b in the packed qkv (B,T,3C): rows are
+ * positions, columns the head's dh features; part 0 = q, 1 = k, 2 = v. */
+static MatView qkv_head(const float *qkv, int b, int h, int part, int T, int C, int dh) {
+    MatView v = {qkv + (long)b * T * 3 * C + (long)part * C + (long)h * dh, 3L * C, 1};
+    return v;
+}
+
+static MatView transposed(MatView m) {
+    MatView t = {m.data, m.col_stride, m.row_stride};
+    return t;
+}
+
+/* e^x for the softmax, where x <= 0, in plain arithmetic the compiler
+ * vectorizes (the C library's expf is a call per element): x = n ln2 + r
+ * with |r| <= ln2/2, e^r from the Cephes expf polynomial, times 2^n built
+ * in the exponent bits. Within one float ulp of e^x on [-87, 0] (checked
+ * against exp in double at every 8th float); below -87, where e^x is under
+ * 1.7e-38, the result is 0. */
+static inline float exp_nonpositive(float x) {
+    const float log2e = 1.44269504088896341f, ln2_hi = 0.693359375f, ln2_lo = -2.12194440e-4f;
+    const float round_magic = 12582912.0f;  /* 1.5 * 2^23: adding it rounds to an integer */
+    float clamped = x < -87.0f ? -87.0f : x;
+    float n = (clamped * log2e + round_magic) - round_magic;
+    float r = clamped - n * ln2_hi - n * ln2_lo;
+    float poly = 1.9875691500e-4f;
+    poly = poly * r + 1.3981999507e-3f;
+    poly = poly * r + 8.3334519073e-3f;
+    poly = poly * r + 4.1665795894e-2f;
+    poly = poly * r + 1.6666665459e-1f;
+    poly = poly * r + 5.0000001201e-1f;
+    float e_r = poly * r * r + r + 1.0f;
+    union { uint32_t bits; float value; } two_n = {.bits = (uint32_t)((int32_t)n + 127) << 23};
+    return x < -87.0f ? 0.0f : e_r * two_n.value;
+}
+
+/* The double build of the gradient test needs the library's exp instead. */
+#define SOFTMAX_EXP(x) _Generic((x), double: exp, default: exp_nonpositive)(x)
+
+/* Sum, dot product and maximum over a row of attention weights, in
+ * SUM_LANES interleaved lanes combined in a fixed order: they vectorize, and
+ * the lane of an element depends on its index only, so the exact zeros of
+ * masked keys at the end of a padded row change nothing. */
+static float lanes_combine_float(const float *part) {
+    return ((part[0] + part[1]) + (part[2] + part[3])) + ((part[4] + part[5]) + (part[6] + part[7]));
+}
+
+static float row_sum_float(const float *x, int n) {
+    float part[SUM_LANES] = {0};
+    int i = 0;
+    for (; i + SUM_LANES <= n; i += SUM_LANES)
+        for (int l = 0; l < SUM_LANES; l++) part[l] += x[i + l];
+    for (int l = 0; i < n; i++, l++) part[l] += x[i];
+    return lanes_combine_float(part);
+}
+
+static float row_dot_float(const float *x, const float *y, int n) {
+    float part[SUM_LANES] = {0};
+    int i = 0;
+    for (; i + SUM_LANES <= n; i += SUM_LANES)
+        for (int l = 0; l < SUM_LANES; l++) part[l] += x[i + l] * y[i + l];
+    for (int l = 0; i < n; i++, l++) part[l] += x[i] * y[i];
+    return lanes_combine_float(part);
+}
+
+static float larger(float a, float b) { return a > b ? a : b; }
+
+static float row_max_float(const float *x, int n) {
+    float part[SUM_LANES];
+    for (int l = 0; l < SUM_LANES; l++) part[l] = -INFINITY;
+    int i = 0;
+    for (; i + SUM_LANES <= n; i += SUM_LANES)
+        for (int l = 0; l < SUM_LANES; l++) part[l] = larger(x[i + l], part[l]);
+    for (int l = 0; i < n; i++, l++) part[l] = larger(x[i], part[l]);
+    return larger(larger(larger(part[0], part[1]), larger(part[2], part[3])),
+                  larger(larger(part[4], part[5]), larger(part[6], part[7])));
+}
+
+/* Row-wise masked softmax of scores * scale, in place; used = probs * drop. */
+static void attention_softmax(float *probs, float *used, const float *drop, const int *tokens,
+                              int T, float scale) {
+    for (int t = 0; t < T; t++) {
+        float *p = probs + (long)t * T;
+        float *u = used + (long)t * T;
+        for (int t2 = 0; t2 < T; t2++) p[t2] = tokens[t2] == TOKEN_PAD ? -INFINITY : p[t2] * scale;
+        float max_score = row_max_float(p, T);
+        for (int t2 = 0; t2 < T; t2++) p[t2] = p[t2] == -INFINITY ? 0.0f : SOFTMAX_EXP(p[t2] - max_score);
+        float sum = row_sum_float(p, T);
+        float inv = sum > 0.0f ? 1.0f / sum : 0.0f;
+        if (drop) {
+            const float *m = drop + (long)t * T;
+            for (int t2 = 0; t2 < T; t2++) {
+                p[t2] *= inv;
+                u[t2] = p[t2] * m[t2];
+            }
+        } else {
+            for (int t2 = 0; t2 < T; t2++) {
+                p[t2] *= inv;
+                u[t2] = p[t2];
+            }
+        }
+    }
+}
+
 void attention_forward(float *out, float *probs, float *used, const float *qkv,
                        const float *drop_mask, const int *tokens, int B, int T, int C, int NH) {
     int dh = C / NH;
     float scale = 1.0f / sqrtf((float)dh);
-    long C3 = 3L * C;
-    #pragma omp parallel for collapse(2) schedule(static)
-    for (int b = 0; b < B; b++) {
-        for (int h = 0; h < NH; h++) {
-            for (int t = 0; t < T; t++) {
-                const float *q = qkv + ((long)b * T + t) * C3 + h * dh;
-                long row = (((long)b * NH + h) * T + t) * T;
-                float *p = probs + row;
-                float *u = used + row;
-                /* scores over unmasked keys; masked keys get probability exactly 0 */
-                float max_score = -INFINITY;
-                for (int t2 = 0; t2 < T; t2++) {
-                    if (tokens[b * T + t2] == TOKEN_PAD) { p[t2] = -INFINITY; continue; }
-                    const float *k = qkv + ((long)b * T + t2) * C3 + C + h * dh;
-                    float s = 0.0f;
-                    for (int i = 0; i < dh; i++) s += q[i] * k[i];
-                    s *= scale;
-                    p[t2] = s;
-                    if (s > max_score) max_score = s;
-                }
-                float sum = 0.0f;
-                for (int t2 = 0; t2 < T; t2++) {
-                    float e = p[t2] == -INFINITY ? 0.0f : expf(p[t2] - max_score);
-                    p[t2] = e;
-                    sum += e;
-                }
-                float inv = sum > 0.0f ? 1.0f / sum : 0.0f;
-                for (int t2 = 0; t2 < T; t2++) {
-                    p[t2] *= inv;
-                    u[t2] = drop_mask ? p[t2] * drop_mask[row + t2] : p[t2];
-                }
-                float *o = out + ((long)b * T + t) * C + h * dh;
-                for (int i = 0; i < dh; i++) o[i] = 0.0f;
-                for (int t2 = 0; t2 < T; t2++) {
-                    if (u[t2] == 0.0f) continue;
-                    const float *v = qkv + ((long)b * T + t2) * C3 + 2L * C + h * dh;
-                    for (int i = 0; i < dh; i++) o[i] += u[t2] * v[i];
-                }
-            }
+    #pragma omp parallel for schedule(static)
+    for (int bh = 0; bh < B * NH; bh++) {
+        int b = bh / NH, h = bh % NH;
+        long block = (long)bh * T * T;
+        MatView q = qkv_head(qkv, b, h, 0, T, C, dh), k = qkv_head(qkv, b, h, 1, T, C, dh);
+        MatView v = qkv_head(qkv, b, h, 2, T, C, dh);
+        /* scores = q k^T; probabilities; out = used v */
+        matmul_serial(probs + block, T, q, transposed(k), NULL, MM_ZERO, T, T, dh);
+        attention_softmax(probs + block, used + block, drop_mask ? drop_mask + block : NULL,
+                          tokens + (long)b * T, T, scale);
+        MatView u = {used + block, T, 1};
+        matmul_serial(out + (long)b * T * C + (long)h * dh, C, u, v, NULL, MM_ZERO, T, dh, T);
+    }
+}
+
+/* Through the dropout and the softmax, in place: dscore holds d(used) on
+ * entry and d(scores before scaling) on return:
+ * ds = p * (dp - sum_j p_j dp_j) * scale with dp = d(used) * drop. */
+static void attention_softmax_backward(float *dscore, const float *probs, const float *drop, int T, float scale) {
+    for (int t = 0; t < T; t++) {
+        float *d = dscore + (long)t * T;
+        const float *p = probs + (long)t * T;
+        if (drop) {
+            const float *m = drop + (long)t * T;
+            for (int t2 = 0; t2 < T; t2++) d[t2] *= m[t2];
         }
+        float dot = row_dot_float(d, p, T);
+        for (int t2 = 0; t2 < T; t2++) d[t2] = p[t2] * (d[t2] - dot) * scale;
     }
 }
 
@@ -248,46 +403,23 @@ void attention_backward(float *dqkv, float *scratch, const float *dout, const fl
                         int B, int T, int C, int NH) {
     int dh = C / NH;
     float scale = 1.0f / sqrtf((float)dh);
-    long C3 = 3L * C;
-    /* One (batch, head) pair owns its slices of dq, dk and dv. */
-    #pragma omp parallel for collapse(2) schedule(static)
-    for (int b = 0; b < B; b++) {
-        for (int h = 0; h < NH; h++) {
-            for (int t = 0; t < T; t++) {
-                long row = (((long)b * NH + h) * T + t) * T;
-                const float *p = probs + row;
-                const float *u = used + row;
-                float *dscore = scratch + row;
-                const float *g = dout + ((long)b * T + t) * C + h * dh;
-                const float *q = qkv + ((long)b * T + t) * C3 + h * dh;
-                float *dq = dqkv + ((long)b * T + t) * C3 + h * dh;
-                /* d(used) = g . v, d(probs) = d(used) * mask, dv += used * g */
-                float dot = 0.0f;
-                for (int t2 = 0; t2 < T; t2++) {
-                    const float *v = qkv + ((long)b * T + t2) * C3 + 2L * C + h * dh;
-                    float *dv = dqkv + ((long)b * T + t2) * C3 + 2L * C + h * dh;
-                    float du = 0.0f;
-                    for (int i = 0; i < dh; i++) {
-                        du += g[i] * v[i];
-                        dv[i] += u[t2] * g[i];
-                    }
-                    float dp = drop_mask ? du * drop_mask[row + t2] : du;
-                    dscore[t2] = dp;
-                    dot += dp * p[t2];
-                }
-                /* softmax: ds = p * (dp - sum_j p_j dp_j), then through the scale */
-                for (int t2 = 0; t2 < T; t2++) {
-                    float ds = p[t2] * (dscore[t2] - dot) * scale;
-                    if (ds == 0.0f) continue;
-                    const float *k = qkv + ((long)b * T + t2) * C3 + C + h * dh;
-                    float *dk = dqkv + ((long)b * T + t2) * C3 + C + h * dh;
-                    for (int i = 0; i < dh; i++) {
-                        dq[i] += ds * k[i];
-                        dk[i] += ds * q[i];
-                    }
-                }
-            }
-        }
+    #pragma omp parallel for schedule(static)
+    for (int bh = 0; bh < B * NH; bh++) {
+        int b = bh / NH, h = bh % NH;
+        long block = (long)bh * T * T;
+        MatView q = qkv_head(qkv, b, h, 0, T, C, dh), k = qkv_head(qkv, b, h, 1, T, C, dh);
+        MatView v = qkv_head(qkv, b, h, 2, T, C, dh);
+        MatView g = {dout + (long)b * T * C + (long)h * dh, C, 1};
+        MatView u = {used + block, T, 1}, ds = {scratch + block, T, 1};
+        float *dq = dqkv + (long)b * T * 3 * C + (long)h * dh;
+        float *dk = dq + C, *dv = dq + 2L * C;
+        /* d(used) = g v^T, then through dropout and softmax */
+        matmul_serial(scratch + block, T, g, transposed(v), NULL, MM_ZERO, T, T, dh);
+        attention_softmax_backward(scratch + block, probs + block, drop_mask ? drop_mask + block : NULL, T, scale);
+        /* dv += used^T g; dq += ds k; dk += ds^T q */
+        matmul_serial(dv, 3L * C, transposed(u), g, NULL, MM_ACCUMULATE, T, dh, T);
+        matmul_serial(dq, 3L * C, ds, k, NULL, MM_ACCUMULATE, T, dh, T);
+        matmul_serial(dk, 3L * C, transposed(ds), q, NULL, MM_ACCUMULATE, T, dh, T);
     }
 }
 
@@ -301,6 +433,11 @@ void relu_forward(float *out, const float *inp, long n) {
 void relu_backward(float *dinp, const float *dout, const float *inp, long n) {
     #pragma omp parallel for schedule(static)
     for (long i = 0; i < n; i++) dinp[i] += inp[i] > 0.0f ? dout[i] : 0.0f;
+}
+
+void relu_backward_inplace(float *d, const float *inp, long n) {
+    #pragma omp parallel for schedule(static)
+    for (long i = 0; i < n; i++) d[i] = inp[i] > 0.0f ? d[i] : 0.0f;
 }
 
 #define INV_SQRT2 0.70710678118654752440
@@ -325,6 +462,16 @@ void gelu_backward(float *dinp, const float *dout, const float *inp, long n) {
     }
 }
 
+void gelu_backward_inplace(float *d, const float *inp, long n) {
+    #pragma omp parallel for schedule(static)
+    for (long i = 0; i < n; i++) {
+        double x = inp[i];
+        double cdf = 0.5 * (1.0 + erf(x * INV_SQRT2));
+        double pdf = INV_SQRT_2PI * exp(-0.5 * x * x);
+        d[i] = (float)(d[i] * (cdf + x * pdf));
+    }
+}
+
 /* ------------------------------------------------------------------ pooling */
 
 static int count_tokens(const int *tokens, int T) {
@@ -334,6 +481,7 @@ static int count_tokens(const int *tokens, int T) {
 }
 
 void mean_pool_forward(float *out, const float *inp, const int *tokens, int B, int T, int C) {
+    #pragma omp parallel for schedule(static) if ((long)B * T * C > 65536)
     for (int b = 0; b < B; b++) {
         float *y = out + (long)b * C;
         int count = count_tokens(tokens + (long)b * T, T);
@@ -349,6 +497,7 @@ void mean_pool_forward(float *out, const float *inp, const int *tokens, int B, i
 }
 
 void mean_pool_backward(float *dinp, const float *dout, const int *tokens, int B, int T, int C) {
+    #pragma omp parallel for schedule(static) if ((long)B * T * C > 65536)
     for (int b = 0; b < B; b++) {
         int count = count_tokens(tokens + (long)b * T, T);
         float inv = count > 0 ? 1.0f / count : 0.0f;

@@ -20,7 +20,8 @@ void linear_backward(float *dinp, float *dweight, float *dbias, const float *dou
 void embedding_forward(float *out, const int *tokens, const float *table, float scale,
                        const float *pos, int N, int T, int C);
 /* dtable (V,C) += scale * dout at each token's row; dpos (T,C) += dout summed over the batch.
- * Rows are owned by a token id (table) or a position (pos), so no two threads share one. */
+ * Threads own column ranges of the table (rows of pos) and add positions in order, so no
+ * two threads share an element and each sum has one order. */
 void embedding_backward(float *dtable, float *dpos, const float *dout, const int *tokens,
                         float scale, int B, int T, int C, int V);
 
@@ -34,6 +35,11 @@ void dropout_mask(float *mask, long n, float p, uint64_t seed, uint64_t step, ui
  * unscaled (factor 1), [PAD] rows zeroed, other elements drawn as dropout_mask. */
 void token_dropout_mask(float *mask, const int *tokens, int N, int C, float p,
                         uint64_t seed, uint64_t step, uint64_t site);
+/* out[i] = inp[i] * the factor dropout_mask would draw for element i (same
+ * key, same value), without storing the mask: the backward calls it again
+ * on the gradient with the same key. out may alias inp. */
+void dropout_apply(float *out, const float *inp, long n, float p, uint64_t seed, uint64_t step,
+                   uint64_t site);
 /* out = inp * mask elementwise (out may alias inp) */
 void mul_forward(float *out, const float *inp, const float *mask, long n);
 /* dinp += dout * mask */
@@ -64,6 +70,10 @@ void relu_forward(float *out, const float *inp, long n);
 void relu_backward(float *dinp, const float *dout, const float *inp, long n);
 void gelu_forward(float *out, const float *inp, long n);
 void gelu_backward(float *dinp, const float *dout, const float *inp, long n);
+/* The same gradients in place: d = d * activation'(inp), d holding the
+ * output gradient on entry (no second buffer, no zeroing). */
+void relu_backward_inplace(float *d, const float *inp, long n);
+void gelu_backward_inplace(float *d, const float *inp, long n);
 
 /* Pooling (B,T,C) -> (B,C): mean over non-[PAD] positions, or position 0 ([CLS]). */
 void mean_pool_forward(float *out, const float *inp, const int *tokens, int B, int T, int C);

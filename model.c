@@ -29,14 +29,16 @@ typedef struct {
     size_t norm1_w, norm1_b, norm2_w, norm2_b;
 } LayerParams;
 
-/* Saved activations of one encoder layer (see the flow in layer_forward). */
+/* Saved activations of one encoder layer (see the flow in layer_forward):
+ * only what the backward reads. Dropout masks are not kept: the backward
+ * draws them again from their keys. */
 typedef struct {
     float *ln1_out, *ln1_mean, *ln1_rstd;
     float *qkv;
-    float *att_probs, *att_mask, *att_used;
-    float *att_heads, *att_proj, *drop1_mask, *resid1;
+    float *att_probs;
+    float *att_heads, *resid1;
     float *ln2_out, *ln2_mean, *ln2_rstd;
-    float *ff_pre, *ff_act, *ff_mask, *ff_drop, *ff_out, *drop2_mask, *resid2;
+    float *ff_pre, *ff_hidden, *ff_out, *resid2;  /* ff_hidden: activation, after dropout */
 } LayerActs;
 
 struct ModelActs {
@@ -45,15 +47,20 @@ struct ModelActs {
     int *labels;        /* (B) */
     int has_labels;
     int training;
+    uint64_t drop_seed, drop_step;   /* dropout key of the last training forward */
     const float *class_weights;
     float *emb_sum, *emb_mask, *x0;
     LayerActs *layers;
+    /* scratch shared by all layers: the attention dropout mask and the
+     * probabilities after it (drawn again in the backward), the attention
+     * output projection before the residual sum */
+    float *att_mask, *att_used, *att_proj;
     float *final_out, *final_mean, *final_rstd;
     float *pooled;
     float *logits, *probs;
     /* backward scratch */
     float *d_logits, *d_pooled, *d_stream, *d_stream2, *d_ln, *d_proj, *d_heads, *d_qkv;
-    float *d_ff_a, *d_ff_b, *d_att;
+    float *d_ff_a, *d_att;
     /* parameter offsets */
     size_t embedding, pos_embedding, final_norm_w, final_norm_b, head_w, head_b;
     LayerParams *layer_params;
@@ -184,21 +191,21 @@ static size_t layout_acts(ModelActs *a, const ModelConfig *c, int max_batch, flo
         LayerActs *la = &a->layers[l];
         TAKE(la->ln1_out, N * d); TAKE(la->ln1_mean, N); TAKE(la->ln1_rstd, N);
         TAKE(la->qkv, 3 * N * d);
-        TAKE(la->att_probs, att); TAKE(la->att_mask, att); TAKE(la->att_used, att);
-        TAKE(la->att_heads, N * d); TAKE(la->att_proj, N * d); TAKE(la->drop1_mask, N * d);
+        TAKE(la->att_probs, att);
+        TAKE(la->att_heads, N * d);
         TAKE(la->resid1, N * d);
         TAKE(la->ln2_out, N * d); TAKE(la->ln2_mean, N); TAKE(la->ln2_rstd, N);
-        TAKE(la->ff_pre, N * f); TAKE(la->ff_act, N * f); TAKE(la->ff_mask, N * f);
-        TAKE(la->ff_drop, N * f); TAKE(la->ff_out, N * d); TAKE(la->drop2_mask, N * d);
+        TAKE(la->ff_pre, N * f); TAKE(la->ff_hidden, N * f); TAKE(la->ff_out, N * d);
         TAKE(la->resid2, N * d);
     }
+    TAKE(a->att_mask, att); TAKE(a->att_used, att); TAKE(a->att_proj, N * d);
     TAKE(a->final_out, N * d); TAKE(a->final_mean, N); TAKE(a->final_rstd, N);
     TAKE(a->pooled, B * d);
     TAKE(a->logits, B * NC); TAKE(a->probs, B * NC);
     TAKE(a->d_logits, B * NC); TAKE(a->d_pooled, B * d);
     TAKE(a->d_stream, N * d); TAKE(a->d_stream2, N * d); TAKE(a->d_ln, N * d);
     TAKE(a->d_proj, N * d); TAKE(a->d_heads, N * d); TAKE(a->d_qkv, 3 * N * d);
-    TAKE(a->d_ff_a, N * f); TAKE(a->d_ff_b, N * f); TAKE(a->d_att, att);
+    TAKE(a->d_ff_a, N * f); TAKE(a->d_att, att);
 #undef TAKE
     return used;
 }
@@ -216,10 +223,10 @@ size_t model_memory_bytes(const ModelConfig *c, int max_batch) {
     /* Estimated in double first so absurd configs cannot overflow size_t. */
     double N = (double)max_batch * c->max_len, d = c->d_model, f = c->d_ff;
     double att = (double)max_batch * c->n_heads * c->max_len * c->max_len;
-    double per_layer_acts = N * (13 * d + 4 * f + 4) + 3 * att;
+    double per_layer_acts = N * (9 * d + 2 * f + 4) + att;
     double params = (double)c->vocab_size * d + c->n_layers * (4 * d * d + 2 * d * f + 9 * d + f) +
                     (double)c->max_len * d + (double)c->n_classes * (d + 1) + 2 * d;
-    double floats = 4 * params + c->n_layers * per_layer_acts + N * (11 * d + 2 * f + 3) + 4 * att +
+    double floats = 4 * params + c->n_layers * per_layer_acts + N * (13 * d + f + 2) + 3 * att +
                     (double)max_batch * (2 * d + 4 * c->n_classes) + (double)c->max_len * d;
     double bytes = floats * sizeof(float) + N * sizeof(int) * 2;
     return bytes > (double)(SIZE_MAX / 2) ? SIZE_MAX / 2 : (size_t)bytes;
@@ -347,6 +354,24 @@ static uint64_t layer_site(int layer, int which) {
     return SITE_LAYER_BASE + (uint64_t)layer * SITES_PER_LAYER + (uint64_t)which;
 }
 
+/* Parallel fill and copy for the activation-sized buffers (each thread
+ * writes its own contiguous range). */
+static void zero_floats(float *x, long n) {
+    #pragma omp parallel for schedule(static)
+    for (long i = 0; i < n; i++) x[i] = 0.0f;
+}
+
+static void copy_floats(float *dst, const float *src, long n) {
+    #pragma omp parallel for schedule(static)
+    for (long i = 0; i < n; i++) dst[i] = src[i];
+}
+
+/* out = x + y elementwise, in parallel (each element on its own) */
+static void add_arrays(float *out, const float *x, const float *y, long n) {
+    #pragma omp parallel for schedule(static)
+    for (long i = 0; i < n; i++) out[i] = x[i] + y[i];
+}
+
 /* x (B,T,d) -> layer output. Post-norm (PyTorch default):
  *   r1 = x + drop(attn(x)); y1 = LN1(r1); r2 = y1 + drop(ffn(y1)); out = LN2(r2)
  * Pre-norm (norm_first):
@@ -368,15 +393,13 @@ static const float *layer_forward(Model *m, int l, const float *x, int B, int T,
         attn_in = la->ln1_out;
     }
     linear_forward(la->qkv, attn_in, P + lp->in_proj_w, P + lp->in_proj_b, N, d, 3 * d);
-    if (dropout) dropout_mask(la->att_mask, att, c->dropout, opt->seed, opt->step, layer_site(l, DROP_ATTENTION));
-    attention_forward(la->att_heads, la->att_probs, la->att_used, la->qkv, dropout ? la->att_mask : NULL,
+    if (dropout) dropout_mask(a->att_mask, att, c->dropout, opt->seed, opt->step, layer_site(l, DROP_ATTENTION));
+    attention_forward(la->att_heads, la->att_probs, a->att_used, la->qkv, dropout ? a->att_mask : NULL,
                       a->tokens, B, T, d, c->n_heads);
-    linear_forward(la->att_proj, la->att_heads, P + lp->out_proj_w, P + lp->out_proj_b, N, d, d);
-    if (dropout) {
-        dropout_mask(la->drop1_mask, Nd, c->dropout, opt->seed, opt->step, layer_site(l, DROP_ATTN_OUT));
-        mul_forward(la->att_proj, la->att_proj, la->drop1_mask, Nd);
-    }
-    for (long i = 0; i < Nd; i++) la->resid1[i] = x[i] + la->att_proj[i];
+    linear_forward(a->att_proj, la->att_heads, P + lp->out_proj_w, P + lp->out_proj_b, N, d, d);
+    if (dropout)
+        dropout_apply(a->att_proj, a->att_proj, Nd, c->dropout, opt->seed, opt->step, layer_site(l, DROP_ATTN_OUT));
+    add_arrays(la->resid1, x, a->att_proj, Nd);
 
     const float *ffn_in;
     if (pre) {
@@ -387,22 +410,16 @@ static const float *layer_forward(Model *m, int l, const float *x, int B, int T,
         ffn_in = la->ln1_out;
     }
     linear_forward(la->ff_pre, ffn_in, P + lp->linear1_w, P + lp->linear1_b, N, d, f);
-    if (c->activation == ACT_GELU) gelu_forward(la->ff_act, la->ff_pre, Nf);
-    else relu_forward(la->ff_act, la->ff_pre, Nf);
-    const float *ff_hidden = la->ff_act;
-    if (dropout) {
-        dropout_mask(la->ff_mask, Nf, c->dropout, opt->seed, opt->step, layer_site(l, DROP_FFN_ACT));
-        mul_forward(la->ff_drop, la->ff_act, la->ff_mask, Nf);
-        ff_hidden = la->ff_drop;
-    }
-    linear_forward(la->ff_out, ff_hidden, P + lp->linear2_w, P + lp->linear2_b, N, f, d);
-    if (dropout) {
-        dropout_mask(la->drop2_mask, Nd, c->dropout, opt->seed, opt->step, layer_site(l, DROP_FFN_OUT));
-        mul_forward(la->ff_out, la->ff_out, la->drop2_mask, Nd);
-    }
+    if (c->activation == ACT_GELU) gelu_forward(la->ff_hidden, la->ff_pre, Nf);
+    else relu_forward(la->ff_hidden, la->ff_pre, Nf);
+    if (dropout)
+        dropout_apply(la->ff_hidden, la->ff_hidden, Nf, c->dropout, opt->seed, opt->step, layer_site(l, DROP_FFN_ACT));
+    linear_forward(la->ff_out, la->ff_hidden, P + lp->linear2_w, P + lp->linear2_b, N, f, d);
+    if (dropout)
+        dropout_apply(la->ff_out, la->ff_out, Nd, c->dropout, opt->seed, opt->step, layer_site(l, DROP_FFN_OUT));
     /* the second residual adds to r1 (pre-norm) or to LN1's output (post-norm) */
     const float *residual = pre ? la->resid1 : ffn_in;
-    for (long i = 0; i < Nd; i++) la->resid2[i] = residual[i] + la->ff_out[i];
+    add_arrays(la->resid2, residual, la->ff_out, Nd);
     if (pre) return la->resid2;
     layernorm_forward(la->ln2_out, la->ln2_mean, la->ln2_rstd, la->resid2, P + lp->norm2_w, P + lp->norm2_b, N, d);
     return la->ln2_out;
@@ -422,6 +439,8 @@ float model_forward(Model *m, const int *tokens, const int *labels, int B, int T
     a->has_labels = labels != NULL;
     if (labels) memcpy(a->labels, labels, sizeof(int) * B);
     a->training = opt->training;
+    a->drop_seed = opt->seed;
+    a->drop_step = opt->step;
     a->class_weights = opt->class_weights;
 
     const float *pos = c->pe == PE_SINUSOIDAL ? m->pe_table : c->pe == PE_LEARNED ? P + a->pos_embedding : NULL;
@@ -465,28 +484,31 @@ static void layer_backward(Model *m, int l, const float *x, const float *dout, f
 
     /* through LN2 (post) or straight (pre) to the second residual sum */
     if (pre) {
-        memcpy(d_resid2, dout, sizeof(float) * Nd);
+        copy_floats(d_resid2, dout, Nd);
     } else {
-        memset(d_resid2, 0, sizeof(float) * Nd);
+        zero_floats(d_resid2, Nd);
         layernorm_backward(d_resid2, G + lp->norm2_w, G + lp->norm2_b, dout, la->resid2, P + lp->norm2_w,
                            la->ln2_mean, la->ln2_rstd, N, d);
     }
     /* FFN branch: d_ff_out -> linear2 -> dropout -> activation -> linear1 */
-    float *d_ff_out = a->d_proj;
-    memcpy(d_ff_out, d_resid2, sizeof(float) * Nd);
-    if (dropout) for (long i = 0; i < Nd; i++) d_ff_out[i] *= la->drop2_mask[i];
-    memset(a->d_ff_a, 0, sizeof(float) * Nf);
-    linear_backward(a->d_ff_a, G + lp->linear2_w, G + lp->linear2_b, d_ff_out, dropout ? la->ff_drop : la->ff_act,
+    const float *d_ff_out = d_resid2;
+    /* dropout masks: drawn again from the forward's keys */
+    uint64_t seed = a->drop_seed, step = a->drop_step;
+    if (dropout) {
+        dropout_apply(a->d_proj, d_resid2, Nd, c->dropout, seed, step, layer_site(l, DROP_FFN_OUT));
+        d_ff_out = a->d_proj;
+    }
+    zero_floats(a->d_ff_a, Nf);
+    linear_backward(a->d_ff_a, G + lp->linear2_w, G + lp->linear2_b, d_ff_out, la->ff_hidden,
                     P + lp->linear2_w, N, f, d);
-    if (dropout) for (long i = 0; i < Nf; i++) a->d_ff_a[i] *= la->ff_mask[i];
-    memset(a->d_ff_b, 0, sizeof(float) * Nf);
-    if (c->activation == ACT_GELU) gelu_backward(a->d_ff_b, a->d_ff_a, la->ff_pre, Nf);
-    else relu_backward(a->d_ff_b, a->d_ff_a, la->ff_pre, Nf);
+    if (dropout) dropout_apply(a->d_ff_a, a->d_ff_a, Nf, c->dropout, seed, step, layer_site(l, DROP_FFN_ACT));
+    if (c->activation == ACT_GELU) gelu_backward_inplace(a->d_ff_a, la->ff_pre, Nf);
+    else relu_backward_inplace(a->d_ff_a, la->ff_pre, Nf);
     const float *ffn_in = pre ? la->ln2_out : la->ln1_out;
     /* d of the FFN input: the residual path (post-norm) plus linear1's input gradient */
-    if (pre) memset(d_ffn_in, 0, sizeof(float) * Nd);
-    else memcpy(d_ffn_in, d_resid2, sizeof(float) * Nd);
-    linear_backward(d_ffn_in, G + lp->linear1_w, G + lp->linear1_b, a->d_ff_b, ffn_in, P + lp->linear1_w, N, d, f);
+    if (pre) zero_floats(d_ffn_in, Nd);
+    else copy_floats(d_ffn_in, d_resid2, Nd);
+    linear_backward(d_ffn_in, G + lp->linear1_w, G + lp->linear1_b, a->d_ff_a, ffn_in, P + lp->linear1_w, N, d, f);
 
     /* to the first residual sum r1 */
     float *d_resid1 = a->d_stream2;   /* d_resid2 is no longer needed */
@@ -495,24 +517,33 @@ static void layer_backward(Model *m, int l, const float *x, const float *dout, f
         layernorm_backward(d_resid1, G + lp->norm2_w, G + lp->norm2_b, d_ffn_in, la->resid1, P + lp->norm2_w,
                            la->ln2_mean, la->ln2_rstd, N, d);
     } else {
-        memset(d_resid1, 0, sizeof(float) * Nd);
+        zero_floats(d_resid1, Nd);
         layernorm_backward(d_resid1, G + lp->norm1_w, G + lp->norm1_b, d_ffn_in, la->resid1, P + lp->norm1_w,
                            la->ln1_mean, la->ln1_rstd, N, d);
     }
     /* attention branch */
-    float *d_att_proj = a->d_proj;
-    memcpy(d_att_proj, d_resid1, sizeof(float) * Nd);
-    if (dropout) for (long i = 0; i < Nd; i++) d_att_proj[i] *= la->drop1_mask[i];
-    memset(a->d_heads, 0, sizeof(float) * Nd);
+    const float *d_att_proj = d_resid1;
+    if (dropout) {
+        dropout_apply(a->d_proj, d_resid1, Nd, c->dropout, seed, step, layer_site(l, DROP_ATTN_OUT));
+        d_att_proj = a->d_proj;
+    }
+    zero_floats(a->d_heads, Nd);
     linear_backward(a->d_heads, G + lp->out_proj_w, G + lp->out_proj_b, d_att_proj, la->att_heads,
                     P + lp->out_proj_w, N, d, d);
-    memset(a->d_qkv, 0, sizeof(float) * 3 * Nd);
-    attention_backward(a->d_qkv, a->d_att, a->d_heads, la->qkv, la->att_probs, la->att_used,
-                       dropout ? la->att_mask : NULL, B, T, d, c->n_heads);
+    zero_floats(a->d_qkv, 3 * Nd);
+    const float *att_used = la->att_probs;
+    if (dropout) {
+        long att = (long)B * c->n_heads * T * T;
+        dropout_mask(a->att_mask, att, c->dropout, seed, step, layer_site(l, DROP_ATTENTION));
+        mul_forward(a->att_used, la->att_probs, a->att_mask, att);
+        att_used = a->att_used;
+    }
+    attention_backward(a->d_qkv, a->d_att, a->d_heads, la->qkv, la->att_probs, att_used,
+                       dropout ? a->att_mask : NULL, B, T, d, c->n_heads);
     /* to x: residual path plus the attention input's gradient */
-    memcpy(dx, d_resid1, sizeof(float) * Nd);
+    copy_floats(dx, d_resid1, Nd);
     if (pre) {
-        memset(a->d_ln, 0, sizeof(float) * Nd);
+        zero_floats(a->d_ln, Nd);
         linear_backward(a->d_ln, G + lp->in_proj_w, G + lp->in_proj_b, a->d_qkv, la->ln1_out, P + lp->in_proj_w,
                         N, d, 3 * d);
         layernorm_backward(dx, G + lp->norm1_w, G + lp->norm1_b, a->d_ln, x, P + lp->norm1_w,
@@ -541,17 +572,17 @@ void model_backward(Model *m) {
     model_zero_grad(m);
 
     crossentropy_backward(a->d_logits, a->probs, a->labels, a->class_weights, B, NC);
-    memset(a->d_pooled, 0, sizeof(float) * B * d);
+    zero_floats(a->d_pooled, B * d);
     linear_backward(a->d_pooled, G + a->head_w, G + a->head_b, a->d_logits, a->pooled, P + a->head_w, B, d, NC);
 
     /* gradient of the encoder output, in d_stream */
     float *d_enc = c->norm == NORM_PRE ? a->d_ln : a->d_stream;
-    memset(d_enc, 0, sizeof(float) * Nd);
+    zero_floats(d_enc, Nd);
     if (c->pool == POOL_MEAN) mean_pool_backward(d_enc, a->d_pooled, a->tokens, B, T, d);
     else cls_pool_backward(d_enc, a->d_pooled, B, T, d);
     if (c->norm == NORM_PRE) {
         const float *last = layer_input(m, c->n_layers);
-        memset(a->d_stream, 0, sizeof(float) * Nd);
+        zero_floats(a->d_stream, Nd);
         layernorm_backward(a->d_stream, G + a->final_norm_w, G + a->final_norm_b, d_enc, last,
                            P + a->final_norm_w, a->final_mean, a->final_rstd, N, d);
     }
@@ -561,13 +592,27 @@ void model_backward(Model *m) {
         layer_backward(m, l, layer_input(m, l), a->d_stream, a->d_stream, B, T);
     /* embedding sum -> through the masked dropout -> table and learned positions */
     float *d_emb = a->d_stream;
-    if (a->training) for (long i = 0; i < Nd; i++) d_emb[i] *= a->emb_mask[i];
+    if (a->training) mul_forward(d_emb, d_emb, a->emb_mask, Nd);
     embedding_backward(G + a->embedding, c->pe == PE_LEARNED ? G + a->pos_embedding : NULL, d_emb, a->tokens,
                        c->emb_scale, B, T, d, c->vocab_size);
 }
 
+/* Whole-parameter passes are cut into this many contiguous blocks, a fixed
+ * number, so that any sum over them has an order independent of threads. */
+#define PARAM_BLOCKS 64
+
+static void param_block(size_t n, int block, size_t *begin, size_t *end) {
+    *begin = n * block / PARAM_BLOCKS;
+    *end = n * (block + 1) / PARAM_BLOCKS;
+}
+
 void model_zero_grad(Model *m) {
-    memset(m->grads, 0, m->n_params * sizeof(float));
+    #pragma omp parallel for schedule(static)
+    for (int blk = 0; blk < PARAM_BLOCKS; blk++) {
+        size_t begin, end;
+        param_block(m->n_params, blk, &begin, &end);
+        memset(m->grads + begin, 0, (end - begin) * sizeof(float));
+    }
 }
 
 /* ------------------------------------------------------------ views */
@@ -583,9 +628,28 @@ const float *model_pooled(const Model *m) { return m->acts->pooled; }
 
 /* ------------------------------------------------------------- optimizer */
 
+/* Sum of squares of x[begin, end) in double over 8 interleaved lanes
+ * (element i in lane (i - begin) % 8), combined in a fixed order. */
+static double sum_squares(const float *x, size_t begin, size_t end) {
+    double part[8] = {0};
+    size_t i = begin;
+    for (; i + 8 <= end; i += 8)
+        for (int l = 0; l < 8; l++) part[l] += (double)x[i + l] * x[i + l];
+    for (int l = 0; i < end; i++, l++) part[l] += (double)x[i] * x[i];
+    return ((part[0] + part[1]) + (part[2] + part[3])) + ((part[4] + part[5]) + (part[6] + part[7]));
+}
+
 double model_grad_norm(const Model *m) {
+    /* blocks in parallel, then their sums in block order */
+    double block_sums[PARAM_BLOCKS];
+    #pragma omp parallel for schedule(static)
+    for (int blk = 0; blk < PARAM_BLOCKS; blk++) {
+        size_t begin, end;
+        param_block(m->n_params, blk, &begin, &end);
+        block_sums[blk] = sum_squares(m->grads, begin, end);
+    }
     double total = 0.0;
-    for (size_t i = 0; i < m->n_params; i++) total += (double)m->grads[i] * m->grads[i];
+    for (int blk = 0; blk < PARAM_BLOCKS; blk++) total += block_sums[blk];
     return sqrt(total);
 }
 
@@ -593,7 +657,9 @@ double model_clip_grads(Model *m, double max_norm) {
     double norm = model_grad_norm(m);
     if (max_norm > 0.0 && norm > max_norm) {
         float coef = (float)(max_norm / (norm + CLIP_EPS));
-        for (size_t i = 0; i < m->n_params; i++) m->grads[i] *= coef;
+        float *g = m->grads;
+        #pragma omp parallel for schedule(static)
+        for (size_t i = 0; i < m->n_params; i++) g[i] *= coef;
     }
     return norm;
 }
@@ -606,6 +672,8 @@ void model_adamw_step(Model *m, float lr, float weight_decay) {
     float bias2_sqrt = (float)sqrt(bias2);
     float b1 = (float)ADAM_BETA1, b2 = (float)ADAM_BETA2;
     float one_minus_b1 = (float)(1.0 - ADAM_BETA1), one_minus_b2 = (float)(1.0 - ADAM_BETA2);
+    /* one parallel region; tensors follow each other without a barrier */
+    #pragma omp parallel
     for (int k = 0; k < m->n_tensors; k++) {
         const ParamTensor *t = &m->tensors[k];
         float decay = t->decay ? (float)(1.0 - (double)lr * weight_decay) : 1.0f;
@@ -613,7 +681,7 @@ void model_adamw_step(Model *m, float lr, float weight_decay) {
         float *mo = m->adam_m + t->offset, *v = m->adam_v + t->offset;
         long n = (long)t->size;
         /* PyTorch order: decay the weight, update the moments, then the step */
-        #pragma omp parallel for schedule(static)
+        #pragma omp for schedule(static) nowait
         for (long i = 0; i < n; i++) {
             p[i] *= decay;
             mo[i] = mo[i] * b1 + g[i] * one_minus_b1;

@@ -1,0 +1,212 @@
+#!/usr/bin/env bash
+# Speed of the training step (SPEC section 9): for each config, ms/step,
+# tokens/s, achieved GFLOP/s and peak RSS of build/tests/tool_bench at 1 and
+# 2 threads; where /usr/bin/python3 has torch, the same model and step in
+# PyTorch (scripts/twin.py bench, dropout 0.1 and 0), the ratio against the
+# faster of the two, and the machine's float32 matmul peak. Then the targets
+# of the "Speed" issue, and a sequence-length sweep on the small config.
+#
+# Writes the table to stdout, build/bench.csv and build/bench_seq.csv.
+# Timings are wall clock: run it on an otherwise idle machine.
+# Environment: BENCH_STEPS (timed steps; default 100 for tiny, 30 otherwise),
+# BENCH_WARMUP (3), BENCH_THREADS ("1 2"),
+# BENCH_CONFIGS ("tiny small wide"), BENCH_SEQS ("32 64 128 256 512"),
+# BENCH_TORCH=0 to skip PyTorch.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+PYTHON=${PYTHON:-/usr/bin/python3}
+TOOL=build/tests/tool_bench
+# steps_for CONFIG: timed steps per run (the same for C and PyTorch).
+steps_for() {
+    if [ -n "${BENCH_STEPS:-}" ]; then echo "$BENCH_STEPS"; elif [ "$1" = tiny ]; then echo 100; else echo 30; fi
+}
+WARMUP=${BENCH_WARMUP:-3}
+THREADS=${BENCH_THREADS:-"1 2"}
+CONFIGS=${BENCH_CONFIGS:-"tiny small wide"}
+SEQS=${BENCH_SEQS:-"32 64 128 256 512"}
+CSV=build/bench.csv
+SEQ_CSV=build/bench_seq.csv
+TARGET_THREADS=2
+
+if [ ! -x "$TOOL" ]; then
+    echo "bench: $TOOL is missing; run 'make bench' (it builds it first)" >&2
+    exit 2
+fi
+
+# json_get KEY JSON: the value of a top-level key of a flat one-line JSON
+# object (a string without its quotes, or a number).
+json_get() {
+    local rest=${2#*\"$1\": }
+    [ "$rest" = "$2" ] && return 0
+    if [ "${rest:0:1}" = '"' ]; then
+        rest=${rest:1}
+        printf '%s\n' "${rest%%\"*}"
+    else
+        rest=${rest%%,*}
+        printf '%s\n' "${rest%%\}*}"
+    fi
+}
+# calc EXPR: floating-point arithmetic through awk.
+calc() { awk "BEGIN { printf \"%.6g\", $1 }"; }
+# num DECIMALS VALUE [SUFFIX]: VALUE rounded for the table, or "-" when missing.
+num() {
+    if [ "$2" = "-" ] || [ -z "$2" ]; then echo "-"; else awk -v v="$2" -v d="$1" -v s="${3:-}" 'BEGIN { printf "%.*f%s", d, v, s }'; fi
+}
+# mark COND: a check mark when the awk condition holds.
+mark() { awk "BEGIN { exit !($1) }" && echo "✓" || echo "✗"; }
+
+# Config table (SPEC section 9): vocab seq d_model heads d_ff layers classes batch
+config_args() {
+    case $1 in
+        tiny)  echo "--vocab 64 --seq 32 --d-model 64 --heads 4 --d-ff 256 --layers 2 --classes 4 --batch 32" ;;
+        small) echo "--vocab 1000 --seq 64 --d-model 128 --heads 4 --d-ff 512 --layers 2 --classes 2 --batch 32" ;;
+        wide)  echo "--vocab 1000 --seq 10 --d-model 512 --heads 8 --d-ff 2048 --layers 1 --classes 2 --batch 32" ;;
+        *) echo "bench: unknown config $1" >&2; exit 2 ;;
+    esac
+}
+
+HAVE_TORCH=0
+if [ "${BENCH_TORCH:-1}" != 0 ] && [ -x "$PYTHON" ] && "$PYTHON" -c "import torch" >/dev/null 2>&1; then
+    HAVE_TORCH=1
+fi
+
+# torch_bench CONFIG THREADS DROPOUT [extra args]: PyTorch tokens/s, or "-".
+torch_bench() {
+    local cfg=$1 threads=$2 dropout=$3; shift 3
+    local out
+    if out=$("$PYTHON" scripts/twin.py bench $(config_args "$cfg") "$@" --threads "$threads" \
+             --dropout "$dropout" --steps "$(steps_for "$cfg")" --warmup "$WARMUP" 2>/dev/null); then
+        json_get tokens_per_s "$out"
+    else
+        echo "-"
+    fi
+}
+
+echo "Training step (forward, backward, clip, AdamW) on random tokens, dropout 0.1;"
+echo "$WARMUP warm-up steps, then the mean of $(steps_for tiny) (tiny) or $(steps_for small) timed steps."
+echo "CPU: $(grep -m1 'model name' /proc/cpuinfo 2>/dev/null | cut -d: -f2- | sed 's/^ *//'), $(nproc) cores; load average now: $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null)"
+
+declare -A PEAK BLAS
+if [ $HAVE_TORCH = 1 ]; then
+    for t in $THREADS; do
+        out=$("$PYTHON" scripts/twin.py matmul-peak --threads "$t" 2>/dev/null || true)
+        PEAK[$t]=$(json_get gflops "$out")
+        PEAK[$t]=${PEAK[$t]:--}
+        BLAS[$t]="$(json_get method "$out"), BLAS $(json_get blas "$out")"
+        echo "matmul peak at $t thread(s): $(num 1 "${PEAK[$t]}") GFLOP/s (float32 square products, best of torch.mm and oneDNN: ${BLAS[$t]})"
+    done
+    case "${BLAS[*]}" in *netlib*)
+        echo "note: PyTorch's linear layers run on the reference (netlib) BLAS here, so its timings are far"
+        echo "      below what it does with an optimised one; for a fair comparison: apt-get install -y libopenblas0-pthread" ;;
+    esac
+else
+    echo "PyTorch not importable by $PYTHON: C figures only (apt-get install -y python3-torch)"
+fi
+echo
+
+mkdir -p build
+echo "config,threads,ms_per_step,tokens_per_s,flops_per_token,gflops,peak_gflops,peak_fraction,peak_rss_mb,analytic_mb,torch_tokens_per_s_dropout,torch_tokens_per_s_no_dropout,ratio_vs_torch_best,params_hash" >"$CSV"
+
+fmt="%-6s %3s %9s %10s %9s %7s %7s %8s %12s %12s %7s\n"
+printf "$fmt" config thr ms/step tokens/s GFLOP/s %peak RSS_MB limit_MB "torch p=0.1" "torch p=0" ratio
+declare -A TOKS GFLOPS RSS LIMIT RATIO HASH FLOPS
+for cfg in $CONFIGS; do
+    for t in $THREADS; do
+        json=$(OMP_NUM_THREADS=$t "$TOOL" --config "$cfg" --steps "$(steps_for "$cfg")" --warmup "$WARMUP")
+        ms=$(json_get ms_per_step "$json")
+        toks=$(json_get tokens_per_s "$json")
+        gf=$(json_get gflops "$json")
+        FLOPS[$cfg]=$(json_get flops_per_token "$json")
+        rss_mb=$(calc "$(json_get peak_rss_kb "$json") / 1024")
+        analytic_mb=$(calc "$(json_get analytic_bytes "$json") / 1048576")
+        limit_mb=$(calc "$analytic_mb + 20")
+        peak=${PEAK[$t]:--}
+        frac="-"
+        [ "$peak" != "-" ] && frac=$(calc "100 * $gf / $peak")
+        tdrop="-" tnodrop="-" ratio="-"
+        if [ $HAVE_TORCH = 1 ]; then
+            tdrop=$(torch_bench "$cfg" "$t" 0.1)
+            tnodrop=$(torch_bench "$cfg" "$t" 0)
+            best=$(awk -v a="$tdrop" -v b="$tnodrop" 'BEGIN { a += 0; b += 0; print (a > b ? a : b) }')
+            [ "$best" != 0 ] && ratio=$(calc "$toks / $best")
+        fi
+        TOKS[$cfg,$t]=$toks GFLOPS[$cfg,$t]=$gf RSS[$cfg,$t]=$rss_mb LIMIT[$cfg,$t]=$limit_mb
+        RATIO[$cfg,$t]=$ratio HASH[$cfg,$t]=$(json_get params_hash "$json")
+        printf "$fmt" "$cfg" "$t" "$(num 2 "$ms")" "$(num 0 "$toks")" "$(num 1 "$gf")" "$(num 0 "$frac" %)" \
+            "$(num 0 "$rss_mb")" "$(num 0 "$limit_mb")" "$(num 0 "$tdrop")" "$(num 0 "$tnodrop")" \
+            "$(num 2 "$ratio" x)"
+        echo "$cfg,$t,$ms,$toks,${FLOPS[$cfg]},$gf,$peak,$frac,$rss_mb,$analytic_mb,$tdrop,$tnodrop,$ratio,${HASH[$cfg,$t]}" >>"$CSV"
+    done
+done
+echo
+echo "Analytic training cost per token (2 flops per multiply-add; backward = 2x forward):"
+for cfg in $CONFIGS; do
+    printf "  %-6s %6.3f MFLOP/token\n" "$cfg" "$(calc "${FLOPS[$cfg]} / 1e6")"
+done
+
+# ------------------------------------------------------------------ targets
+has_thread() { case " $THREADS " in *" $1 "*) return 0 ;; esac; return 1; }
+echo
+echo "Targets ($TARGET_THREADS threads, against PyTorch's faster figure):"
+T=$TARGET_THREADS
+for cfg in $CONFIGS; do
+    has_thread $T || break
+    case $cfg in tiny) want_ratio=2.5 want_peak="" ;; small) want_ratio=1.4 want_peak=50 ;;
+                 wide) want_ratio=1.4 want_peak=60 ;; *) continue ;; esac
+    r=${RATIO[$cfg,$T]}
+    if [ "$r" != "-" ]; then
+        echo "  $(mark "$r >= $want_ratio") $cfg tokens/s $(num 2 "$r")x PyTorch's faster run (target >= ${want_ratio}x)"
+    else
+        echo "  - $cfg tokens/s vs PyTorch: not measured"
+    fi
+    if [ -n "$want_peak" ]; then
+        peak=${PEAK[$T]:--}
+        if [ "$peak" != "-" ]; then
+            frac=$(calc "100 * ${GFLOPS[$cfg,$T]} / $peak")
+            echo "  $(mark "$frac >= $want_peak") $cfg $(num 0 "${GFLOPS[$cfg,$T]}") GFLOP/s = $(num 0 "$frac")% of the matmul peak (target >= $want_peak%)"
+        else
+            echo "  - $cfg fraction of matmul peak: no peak measured"
+        fi
+        if has_thread 1; then
+            speedup=$(calc "${TOKS[$cfg,$T]} / ${TOKS[$cfg,1]}")
+            echo "  $(mark "$speedup >= 1.8") $cfg speed-up from 1 to $T threads $(num 2 "$speedup")x (target >= 1.8x)"
+        fi
+    fi
+done
+for cfg in $CONFIGS; do
+    for t in $THREADS; do
+        echo "  $(mark "${RSS[$cfg,$t]} <= ${LIMIT[$cfg,$t]}") $cfg at $t thread(s): peak RSS $(num 1 "${RSS[$cfg,$t]}") MB <= analytic + 20 MB = $(num 1 "${LIMIT[$cfg,$t]}") MB"
+    done
+    same=1 first=""
+    for t in $THREADS; do
+        [ -z "$first" ] && first=${HASH[$cfg,$t]}
+        [ "${HASH[$cfg,$t]}" = "$first" ] || same=0
+    done
+    echo "  $(mark "$same == 1") $cfg parameters after the run byte-identical at threads {$THREADS} (hash $first)"
+done
+
+# ---------------------------------------------------------- sequence sweep
+echo
+echo "Sequence-length sweep, small config, $TARGET_THREADS threads, 2048 tokens per step (batch = 2048 / T):"
+echo "T,batch,ms_per_step,us_per_token,tokens_per_s,gflops,torch_us_per_token_no_dropout" >"$SEQ_CSV"
+fmt2="%5s %6s %10s %10s %10s %9s %14s\n"
+printf "$fmt2" T batch ms/step us/token tokens/s GFLOP/s "torch us/token"
+for seq in $SEQS; do
+    batch=$(( 2048 / seq )); [ $batch -lt 1 ] && batch=1
+    json=$(OMP_NUM_THREADS=$TARGET_THREADS "$TOOL" --config small --seq "$seq" --batch "$batch" \
+           --steps "$(steps_for small)" --warmup "$WARMUP")
+    ms=$(json_get ms_per_step "$json")
+    toks=$(json_get tokens_per_s "$json")
+    us=$(calc "1e6 / $toks")
+    gf=$(json_get gflops "$json")
+    tus="-"
+    if [ $HAVE_TORCH = 1 ]; then
+        ttoks=$(torch_bench small $TARGET_THREADS 0 --seq "$seq" --batch "$batch")
+        [ "$ttoks" != "-" ] && tus=$(calc "1e6 / $ttoks")
+    fi
+    printf "$fmt2" "$seq" "$batch" "$(num 2 "$ms")" "$(num 2 "$us")" "$(num 0 "$toks")" "$(num 1 "$gf")" "$(num 2 "$tus")"
+    echo "$seq,$batch,$ms,$us,$toks,$gf,$tus" >>"$SEQ_CSV"
+done
+echo
+echo "wrote $CSV and $SEQ_CSV"

@@ -1,0 +1,211 @@
+/* tool_bench.c: times full training steps (forward, backward, gradient
+ * clipping, AdamW) of the model on random tokens and prints one JSON line:
+ * ms per step, tokens per second, the analytic FLOP count and the GFLOP/s it
+ * implies, peak RSS and the analytic memory the step needs.
+ *
+ *   tool_bench --config tiny|small|wide [--seq T] [--batch B] [--dropout P]
+ *              [--steps S] [--warmup W] [--vocab V] [--d-model D] [--heads H]
+ *              [--d-ff F] [--layers L] [--classes C]
+ *
+ * Threads come from OMP_NUM_THREADS, as for ./train --threads. */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <math.h>
+#include <time.h>
+#include <sys/resource.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+#include "model.h"
+#include "rng.h"
+
+typedef struct {
+    const char *name;
+    int vocab, seq, d_model, heads, d_ff, layers, classes, batch;
+} BenchConfig;
+
+/* SPEC section 9 */
+static const BenchConfig CONFIGS[] = {
+    {"tiny", 64, 32, 64, 4, 256, 2, 4, 32},
+    {"small", 1000, 64, 128, 4, 512, 2, 2, 32},
+    {"wide", 1000, 10, 512, 8, 2048, 1, 2, 32},
+};
+
+typedef struct {
+    BenchConfig cfg;
+    float dropout;
+    int steps, warmup;
+} BenchOptions;
+
+static double now_seconds(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static int usage(const char *msg) {
+    fprintf(stderr, "tool_bench: %s\n"
+            "usage: tool_bench --config tiny|small|wide [--seq T] [--batch B] [--dropout P]\n"
+            "                  [--steps S] [--warmup W] [--vocab V] [--d-model D] [--heads H]\n"
+            "                  [--d-ff F] [--layers L] [--classes C]\n", msg);
+    return 2;
+}
+
+static int parse_args(int argc, char **argv, BenchOptions *o) {
+    o->cfg = CONFIGS[1];
+    o->dropout = 0.1f;
+    o->steps = 20;
+    o->warmup = 3;
+    for (int i = 1; i < argc; i++) {
+        const char *opt = argv[i];
+        if (i + 1 >= argc) return usage("every option takes a value");
+        const char *val = argv[++i];
+        int *field = NULL;
+        if (strcmp(opt, "--config") == 0) {
+            int found = 0;
+            for (size_t k = 0; k < sizeof CONFIGS / sizeof *CONFIGS; k++)
+                if (strcmp(val, CONFIGS[k].name) == 0) { o->cfg = CONFIGS[k]; found = 1; }
+            if (!found) return usage("unknown config");
+            continue;
+        }
+        if (strcmp(opt, "--dropout") == 0) { o->dropout = strtof(val, NULL); continue; }
+        if (strcmp(opt, "--seq") == 0) field = &o->cfg.seq;
+        else if (strcmp(opt, "--batch") == 0) field = &o->cfg.batch;
+        else if (strcmp(opt, "--steps") == 0) field = &o->steps;
+        else if (strcmp(opt, "--warmup") == 0) field = &o->warmup;
+        else if (strcmp(opt, "--vocab") == 0) field = &o->cfg.vocab;
+        else if (strcmp(opt, "--d-model") == 0) field = &o->cfg.d_model;
+        else if (strcmp(opt, "--heads") == 0) field = &o->cfg.heads;
+        else if (strcmp(opt, "--d-ff") == 0) field = &o->cfg.d_ff;
+        else if (strcmp(opt, "--layers") == 0) field = &o->cfg.layers;
+        else if (strcmp(opt, "--classes") == 0) field = &o->cfg.classes;
+        else return usage("unknown option");
+        *field = atoi(val);
+    }
+    if (o->steps < 1 || o->warmup < 0) return usage("--steps must be >= 1 and --warmup >= 0");
+    return 0;
+}
+
+/* Multiply-adds of one training step per token, counted analytically: the
+ * forward's matrix products (in_proj 3d^2, out_proj d^2, FFN 2df, attention
+ * scores and weighted values T*d each, the head d*C per sequence), times 3
+ * for forward plus backward (each product's backward is two products of the
+ * same size), times 2 flops per multiply-add. */
+static double flops_per_token(const BenchConfig *c) {
+    double d = c->d_model, f = c->d_ff, T = c->seq;
+    double per_layer = 4 * d * d + 2 * d * f + 2 * T * d;
+    double forward_macs = c->layers * per_layer + d * c->classes / T;
+    return 2.0 * 3.0 * forward_macs;
+}
+
+/* Bytes a training step needs, analytically: parameters, gradients and both
+ * Adam moments (4 floats each), plus the activations the backward must see:
+ * per layer the inputs of every product and normalisation (qkv 3Nd, heads Nd,
+ * residual sums 2Nd, normalised outputs 2Nd, FFN pre-activation and hidden
+ * 2Nf, attention probabilities BhT^2), the embedding sum Nd; one byte per
+ * element of each dropout mask; and the backward's gradient buffers for one
+ * layer at a time (stream 2Nd, qkv 3Nd, hidden Nf, scores BhT^2). */
+static double analytic_bytes(const Model *m, const BenchConfig *c, float dropout) {
+    double N = (double)c->batch * c->seq, d = c->d_model, f = c->d_ff;
+    double att = (double)c->batch * c->heads * c->seq * c->seq;
+    double per_layer = 8 * N * d + 2 * N * f + att;
+    double act_floats = c->layers * per_layer + N * d;
+    double mask_bytes = dropout > 0 ? c->layers * (att + 2 * N * d + N * f) + N * d : 0;
+    double grad_floats = 5 * N * d + N * f + att;
+    return 4.0 * (4.0 * m->n_params + act_floats + grad_floats) + mask_bytes;
+}
+
+static void random_batch(int *tokens, int *labels, const BenchConfig *c, uint64_t seed) {
+    long n = (long)c->batch * c->seq;
+    /* ordinary tokens only (no [PAD], no specials), as the PyTorch twin draws them */
+    int ordinary = c->vocab - N_SPECIAL_TOKENS;
+    for (long i = 0; i < n; i++)
+        tokens[i] = N_SPECIAL_TOKENS + (int)(rng_bits(seed, 0, 1, (uint64_t)i) % (uint64_t)ordinary);
+    for (int b = 0; b < c->batch; b++)
+        labels[b] = (int)(rng_bits(seed, 0, 2, (uint64_t)b) % (uint64_t)c->classes);
+}
+
+/* FNV-1a over the parameters' bytes: runs at different thread counts must
+ * print the same value (SPEC section 7). */
+static uint64_t params_hash(const Model *m) {
+    const unsigned char *bytes = (const unsigned char *)m->params;
+    uint64_t h = 0xcbf29ce484222325ull;
+    for (size_t i = 0; i < m->n_params * sizeof(float); i++) h = (h ^ bytes[i]) * 0x100000001b3ull;
+    return h;
+}
+
+static void train_step(Model *m, const int *tokens, const int *labels, const BenchConfig *c, uint64_t step) {
+    ForwardOptions fo = {.training = 1, .seed = 1234, .step = step, .class_weights = NULL};
+    model_forward(m, tokens, labels, c->batch, c->seq, &fo);
+    model_backward(m);
+    model_clip_grads(m, 1.0);
+    model_adamw_step(m, 1e-3f, 0.01f);
+}
+
+int main(int argc, char **argv) {
+    BenchOptions o;
+    if (parse_args(argc, argv, &o) != 0) return 2;
+    const BenchConfig *c = &o.cfg;
+    ModelConfig mc = model_config_default();
+    mc.vocab_size = c->vocab;
+    mc.max_len = c->seq;
+    mc.d_model = c->d_model;
+    mc.n_heads = c->heads;
+    mc.d_ff = c->d_ff;
+    mc.n_layers = c->layers;
+    mc.n_classes = c->classes;
+    mc.dropout = o.dropout;
+    mc.emb_scale = sqrtf((float)c->d_model);
+    char err[256];
+    Model *m = model_create(&mc, c->batch, err, sizeof err);
+    if (!m) {
+        fprintf(stderr, "tool_bench: %s\n", err);
+        return 1;
+    }
+    model_init(m, 7);
+    int *tokens = malloc(sizeof(int) * c->batch * c->seq);
+    int *labels = malloc(sizeof(int) * c->batch);
+    if (!tokens || !labels) {
+        fprintf(stderr, "tool_bench: out of memory\n");
+        return 1;
+    }
+    random_batch(tokens, labels, c, 99);
+
+    uint64_t step = 0;
+    for (int i = 0; i < o.warmup; i++) train_step(m, tokens, labels, c, ++step);
+    double total = 0.0, best = INFINITY;
+    for (int i = 0; i < o.steps; i++) {
+        double start = now_seconds();
+        train_step(m, tokens, labels, c, ++step);
+        double elapsed = now_seconds() - start;
+        total += elapsed;
+        if (elapsed < best) best = elapsed;
+    }
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    int threads = 1;
+#ifdef _OPENMP
+    threads = omp_get_max_threads();
+#endif
+    double tokens_per_step = (double)c->batch * c->seq;
+    double tokens_per_s = tokens_per_step * o.steps / total;
+    double fpt = flops_per_token(c);
+    printf("{\"config\": \"%s\", \"threads\": %d, \"vocab\": %d, \"seq\": %d, \"d_model\": %d, "
+           "\"heads\": %d, \"d_ff\": %d, \"layers\": %d, \"classes\": %d, \"batch\": %d, "
+           "\"dropout\": %g, \"steps\": %d, \"warmup\": %d, "
+           "\"ms_per_step\": %.4f, \"ms_per_step_min\": %.4f, \"tokens_per_s\": %.1f, "
+           "\"flops_per_token\": %.0f, \"gflops\": %.3f, \"peak_rss_kb\": %ld, "
+           "\"analytic_bytes\": %.0f, \"arena_bytes\": %zu, \"n_params\": %zu, \"loss\": %.9g, "
+           "\"params_hash\": \"%016llx\"}\n",
+           c->name, threads, c->vocab, c->seq, c->d_model, c->heads, c->d_ff, c->layers, c->classes,
+           c->batch, o.dropout, o.steps, o.warmup, 1000.0 * total / o.steps, 1000.0 * best, tokens_per_s,
+           fpt, fpt * tokens_per_s * 1e-9, ru.ru_maxrss, analytic_bytes(m, c, o.dropout),
+           m->acts_floats * sizeof(float), m->n_params, m->loss, (unsigned long long)params_hash(m));
+    free(tokens);
+    free(labels);
+    model_free(m);
+    return 0;
+}
