@@ -140,11 +140,12 @@ rank_pid() {  # mpirun_pid, rank
 wait_for() { for _ in $(seq 200); do [ -e "$1" ] && return 0; sleep 0.1; done; return 1; }
 
 # SIGUSR1 to mpirun reaches every rank (Open MPI forwards it); all stop after the same step.
-"${MPIRUN[@]}" -np 2 "$TRAIN" "${BIG[@]}" --out "$tmp/big-full" >/dev/null 2>&1 || fail "2-rank run on 6300 examples failed"
-"${MPIRUN[@]}" -np 2 "$TRAIN" "${BIG[@]}" --out "$tmp/big-usr1" >/dev/null 2>"$tmp/err.txt" &
+# 20 epochs: long enough that the signal lands mid-run even with fast kernels.
+"${MPIRUN[@]}" -np 2 "$TRAIN" "${BIG[@]}" --epochs 20 --out "$tmp/big-full" >/dev/null 2>&1 || fail "2-rank run on 6300 examples failed"
+"${MPIRUN[@]}" -np 2 "$TRAIN" "${BIG[@]}" --epochs 20 --out "$tmp/big-usr1" >/dev/null 2>"$tmp/err.txt" &
 mpirun_pid=$!
 wait_for "$tmp/big-usr1/run.json"
-sleep 0.5
+sleep 0.2
 kill -USR1 "$mpirun_pid"
 wait "$mpirun_pid"
 rc=$?
