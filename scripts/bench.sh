@@ -34,6 +34,20 @@ if [ ! -x "$TOOL" ]; then
     exit 2
 fi
 
+# PyTorch is only a fair yardstick on an optimised BLAS. Debian's torch uses
+# whichever libblas.so.3 the system has (often the slow reference one), so
+# unpack Debian's OpenBLAS into build/openblas without root, as the Makefile
+# does for stb; scripts/twin.py loads it from there.
+if [ "${BENCH_TORCH:-1}" != 0 ] && [ ! -d build/openblas/usr ]; then
+    mkdir -p build/openblas
+    if (cd build/openblas && apt-get download libopenblas0-pthread >/dev/null 2>&1 &&
+        dpkg-deb -x libopenblas0-pthread_*.deb .); then
+        echo "unpacked Debian's OpenBLAS into build/openblas for the PyTorch side"
+    else
+        echo "note: could not fetch libopenblas0-pthread; PyTorch runs on the system BLAS"
+    fi
+fi
+
 # json_get KEY JSON: the value of a top-level key of a flat one-line JSON
 # object (a string without its quotes, or a number).
 json_get() {
@@ -209,4 +223,7 @@ for seq in $SEQS; do
     echo "$seq,$batch,$ms,$us,$toks,$gf,$tus" >>"$SEQ_CSV"
 done
 echo
+if command -v mpirun >/dev/null 2>&1 && ./train --version 2>/dev/null | grep -q 'mpi: yes'; then
+    bash scripts/bench-mpi.sh
+fi
 echo "wrote $CSV and $SEQ_CSV"
