@@ -15,7 +15,7 @@
 #include <sys/types.h>
 #include <unistd.h>
 
-static void set_error(char *err, size_t errlen, const char *fmt, ...)
+void set_error(char *err, size_t errlen, const char *fmt, ...)
 {
     if (!err || !errlen) return;
     va_list ap;

@@ -1,6 +1,8 @@
 /* json.c: a strict RFC 8259 JSON parser into a tree, and a growable buffer for writing JSON. */
 #include "json.h"
 
+#include "fileio.h"
+
 #include <limits.h>
 #include <math.h>
 #include <stdarg.h>
@@ -647,14 +649,6 @@ char *json_string_array(const char *const *items, int n)
     return b.data;
 }
 
-static void set_error(char *err, size_t errlen, const char *fmt, ...)
-{
-    if (!err || !errlen) return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-}
 
 int json_parse_string_array(const char *text, char ***items_out, char *err, size_t errlen)
 {

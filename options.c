@@ -272,6 +272,25 @@ int options_from_json(Options *o, const JsonValue *object, char *err, size_t err
     return 0;
 }
 
+ModelConfig options_model_config(const Options *o, int vocab_size, int n_classes) {
+    ModelConfig cfg = model_config_default();
+    cfg.vocab_size = vocab_size;
+    cfg.n_classes = n_classes;
+    cfg.max_len = o->max_len;
+    cfg.d_model = o->d_model;
+    cfg.n_heads = o->heads;
+    cfg.d_ff = o->d_ff;
+    cfg.n_layers = o->layers;
+    cfg.dropout = (float)o->dropout;
+    cfg.emb_scale = sqrtf((float)o->d_model);
+    /* the choices were validated when the options were parsed */
+    activation_parse(o->activation, &cfg.activation);
+    norm_parse(o->norm, &cfg.norm);
+    pool_parse(o->pool, &cfg.pool);
+    pe_parse(o->pe, &cfg.pe);
+    return cfg;
+}
+
 void options_help(FILE *out) {
     fprintf(out,
             "usage:\n"

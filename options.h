@@ -7,6 +7,7 @@
 #include <stdio.h>
 
 #include "json.h"
+#include "model.h"
 
 typedef struct {
     /* data */
@@ -65,5 +66,8 @@ int options_to_json(const Options *o, JsonBuf *b);
 /* Reads recorded options from a JSON object (as written above). */
 int options_from_json(Options *o, const JsonValue *object, char *err, size_t errlen);
 void options_help(FILE *out);
+/* The model config the options describe, for a vocabulary and class count
+ * found in the data (check it with model_config_check). */
+ModelConfig options_model_config(const Options *o, int vocab_size, int n_classes);
 
 #endif

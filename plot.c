@@ -28,14 +28,6 @@
 #define LABEL_MAX_CHARS 16    /* heatmap labels are cut to this */
 #define GLYPH_HEIGHT 10       /* stb_easy_font: caps 0..7, descenders to 9 */
 
-static void set_error(char *err, size_t errlen, const char *fmt, ...) {
-    if (!err || errlen == 0) return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-}
-
 /* ---- canvas: an RGB pixel buffer with clipped drawing ---- */
 
 typedef struct {

@@ -23,14 +23,6 @@ static const char *const dtype_names[] = { "F32", "I32", "I64", "U8" };
 static const size_t dtype_sizes[] = { 4, 4, 8, 1 };
 #define ST_N_DTYPES 4
 
-static void set_error(char *err, size_t errlen, const char *fmt, ...)
-{
-    if (!err || !errlen) return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-}
 
 /* Copies a name for a message: printable ASCII kept, other bytes as '?',
  * cut at 60 characters. */

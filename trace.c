@@ -212,20 +212,7 @@ static int untrained_run(const Options *o, const char *text, LoadedRun *run, cha
     int rc = untrained_vocab(&run->vocab, run->tokenizer, text, o->max_len, err, errlen);
     if (rc != EXIT_OK) return rc;
     char *names[2] = {"class 0", "class 1"};
-    ModelConfig cfg = model_config_default();
-    cfg.vocab_size = run->vocab.size;
-    cfg.n_classes = 2;
-    cfg.max_len = o->max_len;
-    cfg.d_model = o->d_model;
-    cfg.n_heads = o->heads;
-    cfg.d_ff = o->d_ff;
-    cfg.n_layers = o->layers;
-    cfg.dropout = (float)o->dropout;
-    cfg.emb_scale = sqrtf((float)o->d_model);
-    activation_parse(o->activation, &cfg.activation);
-    norm_parse(o->norm, &cfg.norm);
-    pool_parse(o->pool, &cfg.pool);
-    pe_parse(o->pe, &cfg.pe);
+    ModelConfig cfg = options_model_config(o, run->vocab.size, 2);
     if (labels_from_names(&run->labels, names, 2) != 0) {
         snprintf(err, errlen, "out of memory");
         return EXIT_RUNTIME;

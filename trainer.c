@@ -320,20 +320,7 @@ int memory_fits(const ModelConfig *cfg, int batch_size, char *err, size_t errlen
 
 static int build_model(Run *r, char *err, size_t errlen) {
     const Options *o = r->o;
-    ModelConfig cfg = model_config_default();
-    cfg.vocab_size = r->corpus.vocab.size;
-    cfg.n_classes = r->corpus.labels.n;
-    cfg.max_len = o->max_len;
-    cfg.d_model = o->d_model;
-    cfg.n_heads = o->heads;
-    cfg.d_ff = o->d_ff;
-    cfg.n_layers = o->layers;
-    cfg.dropout = (float)o->dropout;
-    cfg.emb_scale = sqrtf((float)o->d_model);
-    activation_parse(o->activation, &cfg.activation);
-    norm_parse(o->norm, &cfg.norm);
-    pool_parse(o->pool, &cfg.pool);
-    pe_parse(o->pe, &cfg.pe);
+    ModelConfig cfg = options_model_config(o, r->corpus.vocab.size, r->corpus.labels.n);
     if (model_config_check(&cfg, err, errlen) != 0) return EXIT_USAGE;
     int rows = (o->batch_size + r->dist->size - 1) / r->dist->size;   /* MPI: a rank holds only its slice */
     if (!memory_fits(&cfg, rows, err, errlen)) return EXIT_USAGE;
