@@ -34,17 +34,18 @@ if [ ! -x "$TOOL" ]; then
     exit 2
 fi
 
-# PyTorch is only a fair yardstick on an optimised BLAS. Debian's torch uses
+# PyTorch is only a fair yardstick on an optimised BLAS (its OpenMP build, which
+# shares torch's thread pool instead of competing with it). Debian's torch uses
 # whichever libblas.so.3 the system has (often the slow reference one), so
 # unpack Debian's OpenBLAS into build/openblas without root, as the Makefile
 # does for stb; scripts/twin.py loads it from there.
 if [ "${BENCH_TORCH:-1}" != 0 ] && [ ! -d build/openblas/usr ]; then
     mkdir -p build/openblas
-    if (cd build/openblas && apt-get download libopenblas0-pthread >/dev/null 2>&1 &&
-        dpkg-deb -x libopenblas0-pthread_*.deb .); then
+    if (cd build/openblas && apt-get download libopenblas0-openmp >/dev/null 2>&1 &&
+        dpkg-deb -x libopenblas0-openmp_*.deb .); then
         echo "unpacked Debian's OpenBLAS into build/openblas for the PyTorch side"
     else
-        echo "note: could not fetch libopenblas0-pthread; PyTorch runs on the system BLAS"
+        echo "note: could not fetch libopenblas0-openmp; PyTorch runs on the system BLAS"
     fi
 fi
 
@@ -112,7 +113,7 @@ if [ $HAVE_TORCH = 1 ]; then
     done
     case "${BLAS[*]}" in *netlib*)
         echo "note: PyTorch's linear layers run on the reference (netlib) BLAS here, so its timings are far"
-        echo "      below what it does with an optimised one; for a fair comparison: apt-get install -y libopenblas0-pthread" ;;
+        echo "      below what it does with an optimised one; for a fair comparison: apt-get install -y libopenblas0-openmp" ;;
     esac
 else
     echo "PyTorch not importable by $PYTHON: C figures only (apt-get install -y python3-torch)"
