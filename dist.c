@@ -174,14 +174,17 @@ static void *job_alloc(size_t bytes) {
 
 void dist_sum_doubles(const DistContext *ctx, double *values, int n) {
     if (ctx->size == 1) return;
-    double *all = job_alloc(sizeof(double) * (size_t)n * ctx->size);
+    /* called every step with a few values: no allocation unless the job is huge */
+    double local[256];
+    size_t count = (size_t)n * ctx->size;
+    double *all = count <= sizeof local / sizeof *local ? local : job_alloc(sizeof(double) * count);
     MPI_Allgather(values, n, MPI_DOUBLE, all, n, MPI_DOUBLE, MPI_COMM_WORLD);
     for (int i = 0; i < n; i++) {
         double sum = 0.0;
         for (int k = 0; k < ctx->size; k++) sum += all[(size_t)k * n + i];
         values[i] = sum;
     }
-    free(all);
+    if (all != local) free(all);
 }
 
 void dist_share_rank0(const DistContext *ctx, double *values, int n) {
