@@ -123,9 +123,7 @@ static void predict_batch(LoadedRun *run, char **texts, int n, int probs, int *t
     model_forward(m, tokens, NULL, n, T, &eval);
     for (int i = 0; i < n; i++) {
         const float *p = m->probs + (long)i * C;
-        int best = 0;
-        for (int c = 1; c < C; c++) if (p[c] > p[best]) best = c;
-        fputs(run->labels.names[best], stdout);
+        fputs(run->labels.names[model_predicted_class(m, i)], stdout);
         for (int c = 0; probs && c < C; c++) printf("\t%.6f", p[c]);
         putchar('\n');
     }

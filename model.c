@@ -615,6 +615,13 @@ void model_zero_grad(Model *m) {
     }
 }
 
+int model_predicted_class(const Model *m, int b) {
+    const float *p = m->probs + (long)b * m->cfg.n_classes;
+    int best = 0;
+    for (int c = 1; c < m->cfg.n_classes; c++) if (p[c] > p[best]) best = c;
+    return best;
+}
+
 /* ------------------------------------------------------------ views */
 
 const float *model_embedding_sum(const Model *m) { return m->acts->emb_sum; }

@@ -101,6 +101,9 @@ float model_forward(Model *model, const int *tokens, const int *labels, int B, i
 /* Gradients of the last training forward's loss, written (not accumulated) into grads.
  * The forward must have had labels. */
 void model_backward(Model *model);
+/* The predicted class of row b of the last forward: the most probable one,
+ * the lowest index on a tie. eval, predict and trace all use this. */
+int model_predicted_class(const Model *model, int b);
 void model_zero_grad(Model *model);
 
 /* Global L2 norm of all gradients (in double, fixed order). */

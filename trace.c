@@ -437,9 +437,8 @@ static void print_head(FILE *out, const Trace *tr) {
     fprintf(out, "    logits z = head.weight (%d x %d) . pooled + head.bias;  softmax p_c = exp(z_c) / sum_k exp(z_k)\n",
             C, c->d_model);
     fprintf(out, "    %-16s %10s %12s\n", "class", "logit", "probability");
-    int best = 0;
+    int best = model_predicted_class(m, 0);
     for (int k = 0; k < C; k++) {
-        if (m->probs[k] > m->probs[best]) best = k;
         fprintf(out, "    ");
         print_padded(out, tr->run.labels.names[k], 16);
         fprintf(out, " %10.4f %12.6f\n", m->logits[k], m->probs[k]);

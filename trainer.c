@@ -62,12 +62,6 @@ static double now_seconds(void) {
 
 /* ------------------------------------------------------------ evaluation */
 
-static int argmax(const float *x, int n) {
-    int best = 0;
-    for (int i = 1; i < n; i++) if (x[i] > x[best]) best = i;
-    return best;
-}
-
 int evaluate(Model *m, const EncodedDataset *d, Evaluation *out) {
     int C = m->cfg.n_classes, B = m->max_batch;
     memset(out, 0, sizeof *out);
@@ -92,7 +86,7 @@ int evaluate(Model *m, const EncodedDataset *d, Evaluation *out) {
         float loss = model_forward(m, tokens, labelled ? labels : NULL, nb, T, &eval);
         loss_sum += (double)loss * nb;
         for (int i = 0; i < nb; i++) {
-            int pred = argmax(m->probs + (long)i * C, C);
+            int pred = model_predicted_class(m, i);
             out->predictions[start + i] = pred;
             memcpy(out->probs + (long)(start + i) * C, m->probs + (long)i * C, sizeof(float) * C);
             correct += labelled && pred == labels[i];
@@ -396,7 +390,7 @@ static void slice_gradients(Run *r, int epoch, int s, int nb, double stats[3]) {
     const EncodedDataset *train = &r->corpus.enc_train;
     long begin, end;
     dist_slice(nb, r->dist->rank, r->dist->size, &begin, &end);
-    int n = (int)(end - begin), C = m->cfg.n_classes;
+    int n = (int)(end - begin);
     stats[0] = stats[1] = stats[2] = 0.0;
     if (n == 0) {
         model_zero_grad(m);
@@ -410,7 +404,7 @@ static void slice_gradients(Run *r, int epoch, int s, int nb, double stats[3]) {
     stats[0] = model_forward(m, r->tokens, r->labels, n, T, &opt);
     model_backward(m);
     for (int i = 0; i < n; i++) {
-        stats[1] += argmax(m->probs + (long)i * C, C) == r->labels[i];
+        stats[1] += model_predicted_class(m, i) == r->labels[i];
         for (int t = 0; t < T; t++) stats[2] += r->tokens[i * T + t] != TOKEN_PAD;
     }
 }
