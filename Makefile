@@ -8,7 +8,7 @@
 #   make fuzz       fuzz the parsers (FUZZ_SECONDS per target)
 
 CC      ?= cc
-# MPI (data-parallel training, dist.c): on when $(MPICC) is on PATH and CC was
+# MPI (data-parallel training, run/dist.c): on when $(MPICC) is on PATH and CC was
 # not given; `make MPI=0` forces the plain build, `make MPI=1` insists on MPI.
 MPICC   ?= mpicc
 ifndef MPI
@@ -41,18 +41,21 @@ ifeq ($(STB_CFLAGS),)
   endif
 endif
 
-ALL_CFLAGS := $(CSTD) $(WARN) $(OPT) $(OPENMP) $(STB_CFLAGS) $(CFLAGS)
-ASAN_CFLAGS := $(CSTD) $(WARN) -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined \
+ALL_CFLAGS := $(CSTD) -I. $(WARN) $(OPT) $(OPENMP) $(STB_CFLAGS) $(CFLAGS)
+ASAN_CFLAGS := $(CSTD) -I. $(WARN) -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined \
                -fno-sanitize-recover=undefined $(OPENMP) $(STB_CFLAGS) $(CFLAGS)
 
 # run.json records the version (git describe) and the flags of this build.
 VERSION := $(shell git describe --always --dirty 2>/dev/null || echo unknown)
 VERSION_DEFS := -DTRAIN_VERSION='"$(VERSION)"' -DTRAIN_CFLAGS='"$(strip $(CSTD) $(OPT) $(OPENMP) $(CFLAGS))"'
 
-LIB_SRC  := $(filter-out train.c, $(wildcard *.c))
+# The layers, lowest first (docs/ARCHITECTURE.md): each folder includes only
+# its own headers and those of folders before it; tests/test_layers.sh checks.
+LAYERS   := base formats nn model text report run cli
+LIB_SRC  := model.c $(foreach d,$(LAYERS),$(wildcard $(d)/*.c))
 LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/obj/%.o)
 ASAN_OBJ := $(LIB_SRC:%.c=$(BUILD)/asan/%.o)
-HEADERS  := $(wildcard *.h)
+HEADERS  := $(wildcard *.h) $(foreach d,$(LAYERS),$(wildcard $(d)/*.h))
 TEST_SRC := $(wildcard tests/test_*.c)
 TEST_BIN := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
 ASAN_TEST_BIN := $(TEST_SRC:tests/%.c=$(BUILD)/asan-tests/%)
@@ -69,7 +72,7 @@ $(STB_LOCAL)/stb_image_write.h:
 	  || { echo "error: could not get stb. Install it with: apt-get install -y libstb-dev" >&2; exit 1; }
 
 # Third-party stb implementation compiled on its own, without our warnings.
-$(BUILD)/obj/stb_impl.o $(BUILD)/asan/stb_impl.o: stb_impl.c $(STB_DEP)
+$(BUILD)/obj/report/stb_impl.o $(BUILD)/asan/report/stb_impl.o: report/stb_impl.c $(STB_DEP)
 	@mkdir -p $(@D)
 	$(CC) $(CSTD) -O2 -w $(STB_CFLAGS) -c $< -o $@
 
@@ -77,16 +80,16 @@ $(BUILD)/obj/stb_impl.o $(BUILD)/asan/stb_impl.o: stb_impl.c $(STB_DEP)
 $(BUILD)/version-stamp: FORCE
 	@mkdir -p $(@D)
 	@echo '$(VERSION_DEFS)' | cmp -s - $@ || echo '$(VERSION_DEFS)' > $@
-$(BUILD)/obj/runinfo.o $(BUILD)/asan/runinfo.o: $(BUILD)/version-stamp
-$(BUILD)/obj/runinfo.o: ALL_CFLAGS += $(VERSION_DEFS)
-$(BUILD)/asan/runinfo.o: ASAN_CFLAGS += $(VERSION_DEFS)
+$(BUILD)/obj/run/runinfo.o $(BUILD)/asan/run/runinfo.o: $(BUILD)/version-stamp
+$(BUILD)/obj/run/runinfo.o: ALL_CFLAGS += $(VERSION_DEFS)
+$(BUILD)/asan/run/runinfo.o: ASAN_CFLAGS += $(VERSION_DEFS)
 FORCE:
 
-# Only dist.c speaks MPI; it is rebuilt when MPI is switched on or off.
+# Only run/dist.c speaks MPI; it is rebuilt when MPI is switched on or off.
 MPI_DEFS := $(if $(filter 1,$(MPI)),-DUSE_MPI)
-$(BUILD)/obj/dist.o: ALL_CFLAGS += $(MPI_DEFS)
-$(BUILD)/asan/dist.o: ASAN_CFLAGS += $(MPI_DEFS)
-$(BUILD)/obj/dist.o $(BUILD)/asan/dist.o: $(BUILD)/mpi-stamp
+$(BUILD)/obj/run/dist.o: ALL_CFLAGS += $(MPI_DEFS)
+$(BUILD)/asan/run/dist.o: ASAN_CFLAGS += $(MPI_DEFS)
+$(BUILD)/obj/run/dist.o $(BUILD)/asan/run/dist.o: $(BUILD)/mpi-stamp
 $(BUILD)/mpi-stamp: FORCE
 	@mkdir -p $(@D)
 	@echo 'MPI=$(MPI) CC=$(CC)' | cmp -s - $@ || echo 'MPI=$(MPI) CC=$(CC)' > $@
@@ -107,11 +110,11 @@ $(BUILD)/tests/%: tests/%.c $(LIB_OBJ) $(HEADERS) tests/check.h
 	$(CC) $(ALL_CFLAGS) -I. $< $(LIB_OBJ) -o $@ $(LDLIBS)
 
 # test_f64_* compile the model's sources themselves in double precision.
-$(BUILD)/tests/test_f64_%: tests/test_f64_%.c model.c layers.c $(HEADERS) tests/check.h
+$(BUILD)/tests/test_f64_%: tests/test_f64_%.c model.c nn/layers.c $(HEADERS) tests/check.h
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) -I. $< -o $@ $(LDLIBS)
 
-$(BUILD)/asan-tests/test_f64_%: tests/test_f64_%.c model.c layers.c $(HEADERS) tests/check.h
+$(BUILD)/asan-tests/test_f64_%: tests/test_f64_%.c model.c nn/layers.c $(HEADERS) tests/check.h
 	@mkdir -p $(@D)
 	$(CC) $(ASAN_CFLAGS) -I. $< -o $@ $(LDLIBS)
 

@@ -8,8 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "layers.h"
-#include "rng.h"
+#include "nn/layers.h"
+#include "base/rng.h"
 
 /* Keys of the counter-based generator: one site per random draw location. */
 enum { SITE_EMBED_DROPOUT = 1, SITE_LAYER_BASE = 100, SITES_PER_LAYER = 10, SITE_INIT_BASE = 1000000 };

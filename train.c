@@ -7,12 +7,12 @@
 #include <omp.h>
 #endif
 
-#include "commands.h"
-#include "dist.h"
-#include "options.h"
-#include "runinfo.h"
-#include "trace.h"
-#include "trainer.h"
+#include "cli/commands.h"
+#include "run/dist.h"
+#include "run/options.h"
+#include "run/runinfo.h"
+#include "cli/trace.h"
+#include "run/fit.h"
 
 static const char *const SUBCOMMANDS[] = {"fit", "eval", "predict", "trace", "reproduce", "diff", "compare-pe"};
 

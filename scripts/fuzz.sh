@@ -51,14 +51,16 @@ read -ra stb_flags <<<"$stb"
 
 # ------------------------------------------------------------ targets
 # name: sources besides tests/<name>.c
-lib_sources() {  # every top-level source but the command line and the third-party stb
+lib_sources() {  # every library source (the layer folders, model.c) but the third-party stb
     local f
-    for f in *.c; do [ "$f" = train.c ] || [ "$f" = stb_impl.c ] || echo "$f"; done
+    for f in model.c base/*.c formats/*.c nn/*.c model/*.c text/*.c report/*.c run/*.c cli/*.c; do
+        [ "$f" = report/stb_impl.c ] || echo "$f"
+    done
 }
 sources_of() {
     case $1 in
-        fuzz_data) echo data.c tokenizer.c ;;
-        fuzz_safetensors) echo safetensors.c json.c fileio.c ;;
+        fuzz_data) echo base/*.c text/*.c ;;
+        fuzz_safetensors) echo formats/*.c base/*.c ;;
         fuzz_checkpoint) lib_sources ;;
     esac
 }
@@ -68,11 +70,11 @@ build() {  # name
     local name=$1 extra=()
     if [ "$name" = fuzz_checkpoint ]; then
         # the third-party stb implementation: built once, plainly, without our sanitizers' noise
-        "$clang" -std=c11 -O1 -w "${stb_flags[@]}" -c stb_impl.c -o "$out/stb_impl.o" || return 1
+        "$clang" -std=c11 -O1 -w "${stb_flags[@]}" -c report/stb_impl.c -o "$out/stb_impl.o" || return 1
         extra=("${stb_flags[@]}" "$out/stb_impl.o")
     fi
     # shellcheck disable=SC2046
-    "$clang" "${flags[@]}" "${extra[@]}" "tests/$name.c" $(sources_of "$name") -lm -o "$out/$name"
+    "$clang" "${flags[@]}" -I. "${extra[@]}" "tests/$name.c" $(sources_of "$name") -lm -o "$out/$name"
 }
 
 failed=()

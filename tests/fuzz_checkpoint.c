@@ -1,5 +1,5 @@
 /* fuzz_checkpoint.c: libFuzzer target for loading a checkpoint as predict does, and a training state; what loads is run. */
-#include "commands.h"
+#include "cli/commands.h"
 #include "model.h"
 
 #include <stdint.h>

@@ -1,7 +1,7 @@
 /* fuzz_data.c: libFuzzer target for the data module: parses the input as TSV
  * and as CSV, then builds vocabularies with both tokenizers, encodes, splits,
  * batches and checks leakage, asserting the invariants of each result. */
-#include "data.h"
+#include "text/dataset.h"
 #include "model.h"
 
 #include <stdint.h>

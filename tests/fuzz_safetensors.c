@@ -1,6 +1,6 @@
 /* fuzz_safetensors.c: libFuzzer target for st_parse and json_parse on arbitrary bytes. */
-#include "json.h"
-#include "safetensors.h"
+#include "formats/json.h"
+#include "formats/safetensors.h"
 
 #include <stdint.h>
 #include <stdlib.h>

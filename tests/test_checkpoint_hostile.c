@@ -1,7 +1,7 @@
 /* test_checkpoint_hostile.c: every bit flip and truncation of a checkpoint or a training state is refused, naming the file. */
-#include "check.h"
-#include "commands.h"
-#include "fileio.h"
+#include "tests/check.h"
+#include "cli/commands.h"
+#include "base/fileio.h"
 #include "model.h"
 
 #include <fcntl.h>

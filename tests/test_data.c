@@ -1,7 +1,7 @@
 /* test_data.c: data loading refusals and tolerances, CSV quoting, both
  * tokenizers, vocabulary, labels, encoding, batches, split and leakage. */
-#include "check.h"
-#include "data.h"
+#include "tests/check.h"
+#include "text/dataset.h"
 #include "model.h"
 
 #include <stdlib.h>

@@ -19,11 +19,11 @@
 #define sqrtf sqrt
 #define expf exp
 #define logf log
-#include "../layers.c"
-#include "../model.c"
+#include "nn/layers.c"
+#include "model.c"
 #undef float
 
-#include "check.h"
+#include "tests/check.h"
 
 #define GRAD_TOLERANCE 1e-6
 #define FD_STEP 1e-5

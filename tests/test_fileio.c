@@ -1,6 +1,6 @@
 /* test_fileio.c: atomic_write, read_file and make_dirs, including their failures and leftovers. */
-#include "fileio.h"
-#include "check.h"
+#include "base/fileio.h"
+#include "tests/check.h"
 
 #include <dirent.h>
 #include <stdio.h>

@@ -1,6 +1,6 @@
 /* test_json.c: the strict JSON parser, the string escaper and string-array round trips. */
-#include "json.h"
-#include "check.h"
+#include "formats/json.h"
+#include "tests/check.h"
 
 #include <math.h>
 #include <stdint.h>

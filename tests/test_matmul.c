@@ -9,8 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "check.h"
-#include "matmul.h"
+#include "tests/check.h"
+#include "nn/matmul.h"
 
 /* A small LCG: the test's own, so shapes and values are the same everywhere. */
 static uint32_t next_random(uint32_t *state) {

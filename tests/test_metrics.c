@@ -5,8 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "check.h"
-#include "metrics.h"
+#include "tests/check.h"
+#include "report/classreport.h"
 
 static int near(double a, double b) { return fabs(a - b) < 1e-6; }
 

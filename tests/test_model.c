@@ -11,10 +11,10 @@
 #include <omp.h>
 #endif
 
-#include "check.h"
-#include "layers.h"
+#include "tests/check.h"
+#include "nn/layers.h"
 #include "model.h"
-#include "safetensors.h"
+#include "formats/safetensors.h"
 
 static ModelConfig small_config(void) {
     ModelConfig cfg = model_config_default();

@@ -18,8 +18,8 @@
 #include "stb_image.h"
 #pragma GCC diagnostic pop
 
-#include "check.h"
-#include "plot.h"
+#include "tests/check.h"
+#include "report/plot.h"
 
 typedef struct {
     int w, h;

@@ -1,8 +1,8 @@
 /* test_safetensors.c: bit-exact round trips, the exact byte layout, and a table of hostile files. */
-#include "safetensors.h"
-#include "fileio.h"
-#include "json.h"
-#include "check.h"
+#include "formats/safetensors.h"
+#include "base/fileio.h"
+#include "formats/json.h"
+#include "tests/check.h"
 
 #include <stdint.h>
 #include <stdio.h>

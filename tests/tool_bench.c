@@ -20,7 +20,7 @@
 #endif
 
 #include "model.h"
-#include "rng.h"
+#include "base/rng.h"
 
 typedef struct {
     const char *name;

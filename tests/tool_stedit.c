@@ -1,6 +1,6 @@
 /* tool_stedit.c: rewrites a safetensors file with one change, to make hostile checkpoints for the CLI tests. */
-#include "safetensors.h"
-#include "fileio.h"
+#include "formats/safetensors.h"
+#include "base/fileio.h"
 #include "model.h"
 
 #include <math.h>

@@ -4,9 +4,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fileio.h"
+#include "base/fileio.h"
 #include "model.h"
-#include "safetensors.h"
+#include "formats/safetensors.h"
 
 #define B 5
 #define T 9

@@ -6,8 +6,8 @@
 
 #include <stdio.h>
 
-#include "data.h"
-#include "options.h"
+#include "text/dataset.h"
+#include "run/options.h"
 
 typedef struct {
     TextDataset train, val, test;

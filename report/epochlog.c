@@ -1,11 +1,11 @@
 /* epochlog.c: the per-epoch table, observation, progress bar and metrics.csv. */
-#include "epochlog.h"
+#include "report/epochlog.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "fileio.h"
+#include "base/fileio.h"
 
 #define CONVERGING_GAIN 0.05   /* train loss falling by less than 5% an epoch */
 #define PLATEAU_GAIN 0.01      /* ... by less than 1% */

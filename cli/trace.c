@@ -1,5 +1,5 @@
 /* trace.c: `./train trace`: one text walked through the network stage by stage (see trace.h). */
-#include "trace.h"
+#include "cli/trace.h"
 
 #include <errno.h>
 #include <math.h>
@@ -7,9 +7,9 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "commands.h"
-#include "plot.h"
-#include "trainer.h"
+#include "cli/commands.h"
+#include "report/plot.h"
+#include "run/fit.h"
 
 #define SHOW_COLS 8         /* values printed per row */
 #define SHOW_ROWS 16        /* rows printed per matrix before "..." */

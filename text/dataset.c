@@ -1,8 +1,8 @@
 /* data.c: reads labelled text (TSV, or CSV with a header) line by line into
  * examples, refusing bad input with "path:line: problem", and splits a
  * dataset into stratified, seeded train/validation parts (SPEC section 3). */
-#include "data.h"
-#include "rng.h"
+#include "text/dataset.h"
+#include "base/rng.h"
 
 #include <errno.h>
 #include <limits.h>

@@ -1,13 +1,13 @@
 /* plot.c: line charts and heatmaps rasterised into an RGB buffer and written
  * as PNG (text drawn from stb_easy_font's quads), plus terminal text charts. */
-#include "plot.h"
+#include "report/plot.h"
 
 #include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "fileio.h"
+#include "base/fileio.h"
 #include "stb_image_write.h"
 
 #pragma GCC diagnostic push

@@ -1,7 +1,7 @@
 /* trainer.c: a training run: data, model, the epoch loop with its schedule,
  * clipping, AdamW, validation and early stopping; the run directory's files;
  * bit-exact resume and clean stops on SIGINT/SIGTERM or a non-finite loss. */
-#include "trainer.h"
+#include "run/fit.h"
 
 #include <dirent.h>
 #include <math.h>
@@ -15,16 +15,16 @@
 #include <omp.h>
 #endif
 
-#include "corpus.h"
-#include "dist.h"
-#include "fileio.h"
-#include "json.h"
-#include "metrics.h"
-#include "plot.h"
-#include "report.h"
-#include "rng.h"
-#include "runinfo.h"
-#include "safetensors.h"
+#include "run/corpus.h"
+#include "run/dist.h"
+#include "base/fileio.h"
+#include "formats/json.h"
+#include "report/classreport.h"
+#include "report/plot.h"
+#include "run/final_report.h"
+#include "base/rng.h"
+#include "run/runinfo.h"
+#include "formats/safetensors.h"
 
 /* Site of the shuffle in the counter-based generator (model.c uses others). */
 #define SITE_SHUFFLE 900001

@@ -4,10 +4,10 @@
 #ifndef COMMANDS_H
 #define COMMANDS_H
 
-#include "data.h"
-#include "epochlog.h"
+#include "text/dataset.h"
+#include "report/epochlog.h"
 #include "model.h"
-#include "options.h"
+#include "run/options.h"
 
 typedef struct {
     Model *model;

@@ -1,8 +1,8 @@
 /* safetensors.c: writes and strictly validates safetensors files (u64 LE header size, JSON header, data). */
-#include "safetensors.h"
+#include "formats/safetensors.h"
 
-#include "fileio.h"
-#include "json.h"
+#include "base/fileio.h"
+#include "formats/json.h"
 
 #include <math.h>
 #include <stdarg.h>

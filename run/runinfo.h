@@ -6,7 +6,7 @@
 
 #include <stddef.h>
 
-#include "options.h"
+#include "run/options.h"
 
 typedef struct {
     char role[8];          /* train, val, test */

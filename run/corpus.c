@@ -1,5 +1,5 @@
 /* corpus.c: reads and encodes the data of a training run (see corpus.h). */
-#include "corpus.h"
+#include "run/corpus.h"
 
 #include <stdlib.h>
 #include <string.h>

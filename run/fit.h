@@ -3,11 +3,11 @@
 #ifndef TRAINER_H
 #define TRAINER_H
 
-#include "data.h"
-#include "dist.h"
-#include "epochlog.h"
+#include "text/dataset.h"
+#include "run/dist.h"
+#include "report/epochlog.h"
 #include "model.h"
-#include "options.h"
+#include "run/options.h"
 
 /* Exit codes (SPEC section 2), plus the conventional code for an interrupt. */
 enum { EXIT_OK = 0, EXIT_RUNTIME = 1, EXIT_USAGE = 2, EXIT_INTERRUPTED = 130 };

@@ -1,6 +1,6 @@
 /* options.c: the option table and what is driven by it: parsing with
  * clear errors, --help with defaults, and the JSON form kept in run.json. */
-#include "options.h"
+#include "run/options.h"
 
 #include <errno.h>
 #include <math.h>

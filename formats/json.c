@@ -1,7 +1,7 @@
 /* json.c: a strict RFC 8259 JSON parser into a tree, and a growable buffer for writing JSON. */
-#include "json.h"
+#include "formats/json.h"
 
-#include "fileio.h"
+#include "base/fileio.h"
 
 #include <limits.h>
 #include <math.h>

@@ -6,7 +6,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
-#include "json.h"
+#include "formats/json.h"
 #include "model.h"
 
 typedef struct {

@@ -1,5 +1,5 @@
 /* runinfo.c: writing and reading run.json (see runinfo.h). */
-#include "runinfo.h"
+#include "run/runinfo.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,9 +9,9 @@
 #include <omp.h>
 #endif
 
-#include "fileio.h"
-#include "json.h"
-#include "sha256.h"
+#include "base/fileio.h"
+#include "formats/json.h"
+#include "base/sha256.h"
 
 #ifndef TRAIN_VERSION
 #define TRAIN_VERSION "unknown"

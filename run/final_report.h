@@ -6,8 +6,8 @@
 
 #include <stdio.h>
 
-#include "corpus.h"
-#include "trainer.h"
+#include "run/corpus.h"
+#include "run/fit.h"
 
 /* Evaluates m on d and prints a titled classification report and confusion
  * matrix to out. Fills *accuracy and, when confusion_png is set, draws the

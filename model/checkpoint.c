@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "model.h"
-#include "safetensors.h"
+#include "formats/safetensors.h"
 
 #define N_CONFIG_KEYS 14
 #define MAX_META (N_CONFIG_KEYS + 64)

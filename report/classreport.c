@@ -1,6 +1,6 @@
 /* metrics.c: confusion matrix, per-class precision/recall/F1 and the text
  * reports (scikit-learn's classification_report layout, confusion matrix). */
-#include "metrics.h"
+#include "report/classreport.h"
 
 #include <stdlib.h>
 #include <string.h>

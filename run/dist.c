@@ -1,5 +1,5 @@
 /* dist.c: MPI for data-parallel training (dist.h); without USE_MPI the same calls act as rank 0 of 1. */
-#include "dist.h"
+#include "run/dist.h"
 
 #include <limits.h>
 #include <stdio.h>

@@ -1,5 +1,5 @@
 /* commands.c: eval, predict, reproduce, diff and compare-pe (see commands.h). */
-#include "commands.h"
+#include "cli/commands.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -7,13 +7,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "corpus.h"
-#include "json.h"
-#include "plot.h"
-#include "report.h"
-#include "runinfo.h"
-#include "safetensors.h"
-#include "trainer.h"
+#include "run/corpus.h"
+#include "formats/json.h"
+#include "report/plot.h"
+#include "run/final_report.h"
+#include "run/runinfo.h"
+#include "formats/safetensors.h"
+#include "run/fit.h"
 
 static int usage_error(const char *message) {
     fprintf(stderr, "error: %s (see ./train --help)\n", message);

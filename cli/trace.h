@@ -3,7 +3,7 @@
 #ifndef TRACE_H
 #define TRACE_H
 
-#include "options.h"
+#include "run/options.h"
 
 int command_trace(const Options *o);
 

@@ -1,12 +1,12 @@
 /* layers.c: forward/backward pairs of the transformer's layers (see layers.h). */
-#include "layers.h"
+#include "nn/layers.h"
 
 #include <math.h>
 #include <string.h>
 
-#include "matmul.h"
+#include "nn/matmul.h"
 #include "model.h"
-#include "rng.h"
+#include "base/rng.h"
 
 #define LAYERNORM_EPS 1e-5
 

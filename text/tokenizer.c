@@ -1,7 +1,7 @@
 /* tokenizer.c: the word and char tokenizers, vocabulary and label set,
  * encoding texts into [CLS] ... [SEP] id sequences, padded batches and the
  * train/val leakage check (SPEC section 3). */
-#include "data.h"
+#include "text/dataset.h"
 #include "model.h"
 
 #include <stdarg.h>

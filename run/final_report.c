@@ -1,12 +1,12 @@
 /* report.c: end-of-run and eval reports (see report.h). */
-#include "report.h"
+#include "run/final_report.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#include "fileio.h"
-#include "metrics.h"
-#include "plot.h"
+#include "base/fileio.h"
+#include "report/classreport.h"
+#include "report/plot.h"
 
 int dataset_report(Model *m, const EncodedDataset *d, const LabelSet *labels, const char *title, FILE *out,
                    double *accuracy, const char *confusion_png, char *err, size_t errlen) {

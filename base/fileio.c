@@ -2,7 +2,7 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE   /* mkostemp, strndup */
 #endif
-#include "fileio.h"
+#include "base/fileio.h"
 
 #include <errno.h>
 #include <fcntl.h>
