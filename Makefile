@@ -80,9 +80,9 @@ $(BUILD)/obj/report/stb_impl.o $(BUILD)/asan/report/stb_impl.o: report/stb_impl.
 $(BUILD)/version-stamp: FORCE
 	@mkdir -p $(@D)
 	@echo '$(VERSION_DEFS)' | cmp -s - $@ || echo '$(VERSION_DEFS)' > $@
-$(BUILD)/obj/run/runinfo.o $(BUILD)/asan/run/runinfo.o: $(BUILD)/version-stamp
-$(BUILD)/obj/run/runinfo.o: ALL_CFLAGS += $(VERSION_DEFS)
-$(BUILD)/asan/run/runinfo.o: ASAN_CFLAGS += $(VERSION_DEFS)
+$(BUILD)/obj/run/record.o $(BUILD)/asan/run/record.o: $(BUILD)/version-stamp
+$(BUILD)/obj/run/record.o: ALL_CFLAGS += $(VERSION_DEFS)
+$(BUILD)/asan/run/record.o: ASAN_CFLAGS += $(VERSION_DEFS)
 FORCE:
 
 # Only run/dist.c speaks MPI; it is rebuilt when MPI is switched on or off.

@@ -84,25 +84,24 @@ static int check_range(const char *option, long value, long lo, long hi, char *e
 }
 
 int model_config_check(const ModelConfig *cfg, char *err, size_t errlen) {
-    if (check_range("--vocab-size", cfg->vocab_size, N_SPECIAL_TOKENS + 1, MAX_DIM * 16L, err, errlen) ||
-        check_range("--max-len", cfg->max_len, 3, 65536, err, errlen) ||
-        check_range("--d-model", cfg->d_model, 1, MAX_DIM, err, errlen) ||
-        check_range("--heads", cfg->n_heads, 1, MAX_DIM, err, errlen) ||
-        check_range("--d-ff", cfg->d_ff, 1, MAX_DIM, err, errlen) ||
-        check_range("--layers", cfg->n_layers, 1, 1000, err, errlen) ||
+    if (check_range("vocab_size", cfg->vocab_size, N_SPECIAL_TOKENS + 1, MAX_DIM * 16L, err, errlen) ||
+        check_range("max_len", cfg->max_len, 3, 65536, err, errlen) ||
+        check_range("d_model", cfg->d_model, 1, MAX_DIM, err, errlen) ||
+        check_range("heads", cfg->n_heads, 1, MAX_DIM, err, errlen) ||
+        check_range("d_ff", cfg->d_ff, 1, MAX_DIM, err, errlen) ||
+        check_range("layers", cfg->n_layers, 1, 1000, err, errlen) ||
         check_range("number of classes", cfg->n_classes, 2, 1 << 16, err, errlen))
         return -1;
     if (cfg->d_model % cfg->n_heads != 0) {
-        snprintf(err, errlen, "--d-model %d is not divisible by --heads %d", cfg->d_model, cfg->n_heads);
+        snprintf(err, errlen, "d_model %d is not divisible by heads %d", cfg->d_model, cfg->n_heads);
         return -1;
     }
     if (cfg->pe == PE_SINUSOIDAL && cfg->d_model % 2 != 0) {
-        snprintf(err, errlen, "--d-model %d is odd; sinusoidal positional encoding needs an even width "
-                 "(or use --pe learned|none)", cfg->d_model);
+        snprintf(err, errlen, "d_model %d is odd; sinusoidal positional encoding needs an even width", cfg->d_model);
         return -1;
     }
     if (!(cfg->dropout >= 0.0f && cfg->dropout < 1.0f)) {
-        snprintf(err, errlen, "--dropout must be in [0, 1) (got %g)", cfg->dropout);
+        snprintf(err, errlen, "dropout must be in [0, 1) (got %g)", cfg->dropout);
         return -1;
     }
     if (!isfinite(cfg->emb_scale) || cfg->emb_scale <= 0.0f) {
@@ -254,7 +253,7 @@ void model_free(Model *m) {
 Model *model_create(const ModelConfig *cfg, int max_batch, char *err, size_t errlen) {
     if (model_config_check(cfg, err, errlen) != 0) return NULL;
     if (max_batch < 1 || max_batch > MAX_DIM) {
-        snprintf(err, errlen, "--batch-size must be between 1 and %d (got %d)", MAX_DIM, max_batch);
+        snprintf(err, errlen, "max_batch must be between 1 and %d (got %d)", MAX_DIM, max_batch);
         return NULL;
     }
     if (count_params(cfg) > ((size_t)1 << 34)) {
@@ -271,7 +270,7 @@ Model *model_create(const ModelConfig *cfg, int max_batch, char *err, size_t err
     a->layer_params = calloc((size_t)cfg->n_layers, sizeof *a->layer_params);
     if (!a->layers || !a->layer_params) goto out_of_memory;
     if (4 * cfg->n_layers + 6 > MODEL_MAX_TENSORS) {
-        snprintf(err, errlen, "--layers %d is more than this build supports (%d)", cfg->n_layers,
+        snprintf(err, errlen, "layers %d is more than this build supports (%d)", cfg->n_layers,
                  (MODEL_MAX_TENSORS - 6) / 12);
         model_free(m);
         return NULL;

@@ -7,8 +7,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Special token ids, fixed by the spec. */
-enum { TOKEN_PAD = 0, TOKEN_UNK = 1, TOKEN_CLS = 2, TOKEN_SEP = 3, TOKEN_MASK = 4, N_SPECIAL_TOKENS = 5 };
+#include "base/tokens.h"
+#include "formats/safetensors.h"
+
 
 typedef enum { ACT_RELU = 0, ACT_GELU = 1 } Activation;
 typedef enum { NORM_POST = 0, NORM_PRE = 1 } NormPlacement;
@@ -123,17 +124,18 @@ const float *model_layer_output(const Model *model, int layer);     /* (B,T,d) *
 const float *model_encoder_output(const Model *model);        /* (B,T,d): after the final LayerNorm (pre-norm) */
 const float *model_pooled(const Model *model);                /* (B,d) */
 
-/* Sinusoidal table value, PyTorch tutorial formula, computed in double. */
-float positional_encoding_value(int pos, int dim, int d_model);
-
 /* Checkpoint: safetensors with the state_dict names and config metadata.
- * extra_keys/extra_values add metadata (vocab, labels, ...). Atomic write. */
-int model_save(const Model *model, const char *path, const char *const *extra_keys,
+ * params is (n_params) weights laid out as model->params (NULL: the model's
+ * own), so a run can save its best epoch's weights. extra_keys/extra_values
+ * add metadata (vocab, labels, ...). Atomic write. */
+int model_save(const Model *model, const float *params, const char *path, const char *const *extra_keys,
                const char *const *extra_values, int n_extra, char *err, size_t errlen);
 /* Reads the config from a checkpoint's metadata (validated). */
 int model_config_from_file(const char *path, ModelConfig *cfg, char *err, size_t errlen);
 /* Loads weights into an existing model whose config matches the file. */
 int model_load_weights(Model *model, const char *path, char *err, size_t errlen);
+/* The same weights into params (n_params floats) instead of the model's own. */
+int model_read_weights(const Model *model, const char *path, float *params, char *err, size_t errlen);
 
 /* Training state in its own safetensors file: the current weights, Adam
  * moments and step (the checkpoint may hold the best weights instead), plus
@@ -141,6 +143,9 @@ int model_load_weights(Model *model, const char *path, char *err, size_t errlen)
 int model_save_state(const Model *model, const char *path, const char *const *extra_keys,
                      const char *const *extra_values, int n_extra, char *err, size_t errlen);
 int model_load_state(Model *model, const char *path, char *err, size_t errlen);
+/* The same from an opened state file (path for messages), so a caller
+ * reading its own metadata parses the file once. */
+int model_load_state_from(Model *model, const StFile *file, const char *path, char *err, size_t errlen);
 
 /* Names of enum values as they appear on the command line and in metadata. */
 const char *activation_name(Activation a);

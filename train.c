@@ -1,5 +1,6 @@
 /* train.c: the command line of ./train. Reads the options, picks the
- * subcommand and hands over; the work happens in trainer.c and commands.c. */
+ * subcommand and hands over: training to run/fit.c, the other subcommands
+ * to cli/. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,10 +10,11 @@
 
 #include "cli/commands.h"
 #include "run/dist.h"
-#include "run/options.h"
-#include "run/runinfo.h"
-#include "cli/trace.h"
 #include "run/fit.h"
+#include "run/options.h"
+#include "run/record.h"
+#include "run/rundir.h"
+#include "run/signals.h"
 
 static const char *const SUBCOMMANDS[] = {"fit", "eval", "predict", "trace", "reproduce", "diff", "compare-pe"};
 
@@ -23,6 +25,14 @@ static int is_resumable(const char *name) {
     for (size_t i = 0; i < sizeof RESUMABLE / sizeof *RESUMABLE; i++)
         if (strcmp(name, RESUMABLE[i]) == 0) return 1;
     return 0;
+}
+
+/* A training error on stderr, naming the MPI rank in a job of several. */
+static int report_fit_error(const DistContext *dist, int rc, const char *err) {
+    if (rc == EXIT_OK || rc == EXIT_INTERRUPTED || !err[0]) return rc;
+    if (dist->size > 1) fprintf(stderr, "error (MPI rank %d): %s\n", dist->rank, err);
+    else fprintf(stderr, "error: %s\n", err);
+    return rc;
 }
 
 /* --resume RUN: the recorded options, with the few that may change taken from the command line. */
@@ -38,9 +48,9 @@ static int resume(const DistContext *dist, const Options *given, int argc, char 
         fprintf(stderr, "error: --resume takes its data from the run's record; drop '%s'\n", given->args[0]);
         return EXIT_USAGE;
     }
-    RunInfo info;
+    RunRecord info;
     char err[1024];
-    if (runinfo_read(given->resume_dir, &info, err, sizeof err) != 0) {
+    if (record_read(given->resume_dir, &info, err, sizeof err) != 0) {
         fprintf(stderr, "error: cannot resume: %s\n", err);
         return EXIT_USAGE;
     }
@@ -51,9 +61,9 @@ static int resume(const DistContext *dist, const Options *given, int argc, char 
         options_format(given, s, value, sizeof value);
         options_set(&info.options, s, value, err, sizeof err);
     }
-    int rc = fit_distributed(dist, &info.options, info.data_path, given->resume_dir, 1, argc, argv, NULL);
-    runinfo_free(&info);
-    return rc;
+    int rc = fit(dist, &info.options, info.data_path, given->resume_dir, 1, argc, argv, NULL, err, sizeof err);
+    record_free(&info);
+    return report_fit_error(dist, rc, err);
 }
 
 static int train_command(const DistContext *dist, const Options *o, int argc, char **argv) {
@@ -65,8 +75,10 @@ static int train_command(const DistContext *dist, const Options *o, int argc, ch
     }
     char dir[4096];
     if (o->out_dir && *o->out_dir) snprintf(dir, sizeof dir, "%s", o->out_dir);
-    else default_run_dir(o->args[0], "", dir, sizeof dir);
-    return fit_distributed(dist, o, o->args[0], dir, 0, argc, argv, NULL);
+    else rundir_default(o->args[0], "", dir, sizeof dir);
+    char err[1024] = "";
+    int rc = fit(dist, o, o->args[0], dir, 0, argc, argv, NULL, err, sizeof err);
+    return report_fit_error(dist, rc, err);
 }
 
 /* MPI: only training is split over ranks; the other commands run on rank 0
@@ -114,7 +126,7 @@ static int run_command(const DistContext *dist, int argc, char **argv) {
 #endif
         /* only training saves its state on an interrupt; the others just stop */
         if (strcmp(command, "fit") == 0 || strcmp(command, "reproduce") == 0 || strcmp(command, "compare-pe") == 0)
-            install_interrupt_handlers();
+            signals_install();
         if (strcmp(command, "fit") == 0) rc = train_command(dist, &o, argc, argv);
         else if (strcmp(command, "eval") == 0) rc = command_eval(&o);
         else if (strcmp(command, "predict") == 0) rc = command_predict(&o);

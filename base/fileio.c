@@ -15,15 +15,6 @@
 #include <sys/types.h>
 #include <unistd.h>
 
-void set_error(char *err, size_t errlen, const char *fmt, ...)
-{
-    if (!err || !errlen) return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-}
-
 /* Writes all of data to fd, retrying short writes and interruptions. */
 static int write_all(int fd, const unsigned char *data, size_t len)
 {

@@ -6,13 +6,13 @@
 
 #include <stddef.h>
 
+#include "base/errors.h"
+
 /* Writes data to path atomically. Returns 0, or -1 with "path: reason" in err. */
 int atomic_write(const char *path, const void *data, size_t len, char *err, size_t errlen);
 /* Reads a whole regular file (refuses directories) into a malloc'd buffer with
  * a NUL appended (not counted in *len). Returns NULL with "path: reason". */
 unsigned char *read_file(const char *path, size_t *len, char *err, size_t errlen);
-/* printf-style message into err (of errlen bytes); nothing when err is NULL. */
-void set_error(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /* mkdir -p. Returns 0, or -1 with a message. */
 int make_dirs(const char *path, char *err, size_t errlen);
 

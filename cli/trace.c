@@ -1,5 +1,5 @@
-/* trace.c: `./train trace`: one text walked through the network stage by stage (see trace.h). */
-#include "cli/trace.h"
+/* trace.c: `./train trace`: one text walked through the network stage by
+ * stage, for teaching: shapes, values, the PE formula, attention maps. */
 
 #include <errno.h>
 #include <math.h>
@@ -7,9 +7,11 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "base/fileio.h"
 #include "cli/commands.h"
+#include "nn/layers.h"
 #include "report/plot.h"
-#include "run/fit.h"
+#include "run/saved_model.h"
 
 #define SHOW_COLS 8         /* values printed per row */
 #define SHOW_ROWS 16        /* rows printed per matrix before "..." */
@@ -17,8 +19,6 @@
 #define HEATMAP_TEXT_ROWS 24 /* query rows of a text heatmap */
 #define LABEL_CHARS 10      /* token labels are cut to this many characters */
 #define PE_PICTURE_POSITIONS 100
-
-static const char *const SPECIAL_TEXT[N_SPECIAL_TOKENS] = {"[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"};
 
 /* The traced text: per position its display label and token id. */
 typedef struct {
@@ -31,7 +31,7 @@ typedef struct {
 
 /* Everything a trace reads. */
 typedef struct {
-    LoadedRun run;
+    SavedModel run;
     const char *source;  /* the checkpoint, or "untrained" */
     TraceInput in;
     const char *png_dir; /* NULL: no pictures */
@@ -51,15 +51,6 @@ static void print_padded(FILE *out, const char *s, int width) {
     for (; shown < width; shown++) fputc(' ', out);
 }
 
-static char *copy_span(const char *s, size_t len) {
-    char *copy = malloc(len + 1);
-    if (copy) {
-        memcpy(copy, s, len);
-        copy[len] = '\0';
-    }
-    return copy;
-}
-
 /* A token as it is shown: whitespace characters (char tokenizer) get names. */
 static char *token_label(const char *tok, size_t len) {
     const char *name = NULL;
@@ -68,23 +59,7 @@ static char *token_label(const char *tok, size_t len) {
     else if (len == 1 && tok[0] == '\n') name = "<nl>";
     else if (len == 1 && tok[0] == '\r') name = "<cr>";
     else if (len == 1 && (unsigned char)tok[0] < 0x20) name = "<ctl>";
-    return name ? strdup(name) : copy_span(tok, len);
-}
-
-/* mkdir -p: every missing folder of path. Returns 0 or -1 (errno set). */
-static int make_dirs(const char *path) {
-    char buf[4096];
-    if (snprintf(buf, sizeof buf, "%s", path) >= (int)sizeof buf) {
-        errno = ENAMETOOLONG;
-        return -1;
-    }
-    for (char *p = buf + 1; *p; p++) {
-        if (*p != '/') continue;
-        *p = '\0';
-        if (mkdir(buf, 0755) != 0 && errno != EEXIST) return -1;
-        *p = '/';
-    }
-    return mkdir(buf, 0755) != 0 && errno != EEXIST ? -1 : 0;
+    return name ? strdup(name) : strndup(tok, len);
 }
 
 /* ------------------------------------------------------------ tokens */
@@ -99,8 +74,8 @@ typedef struct {
 static int collect_token(const char *tok, size_t len, int special, void *ctx) {
     TokenList *list = ctx;
     if (list->n < list->keep) {
-        const char *special_text = special >= 0 ? SPECIAL_TEXT[special] : NULL;
-        list->tokens[list->n] = special_text ? strdup(special_text) : copy_span(tok, len);
+        const char *special_text = special >= 0 ? TOKEN_NAMES[special] : NULL;
+        list->tokens[list->n] = special_text ? strdup(special_text) : strndup(tok, len);
         list->labels[list->n] = special_text ? strdup(special_text) : token_label(tok, len);
         if (!list->tokens[list->n] || !list->labels[list->n]) {
             free(list->tokens[list->n]);
@@ -141,7 +116,7 @@ static void trace_input_free(TraceInput *in) {
 }
 
 /* Encodes text as the model will see it, with a label per position. */
-static int trace_input_make(TraceInput *in, const LoadedRun *run, const char *text) {
+static int trace_input_make(TraceInput *in, const SavedModel *run, const char *text) {
     memset(in, 0, sizeof *in);
     int max_len = run->model->cfg.max_len;
     TokenList list;
@@ -188,7 +163,7 @@ static int untrained_vocab(Vocab *vocab, TokenizerKind kind, const char *text, i
     }
     char **words = malloc(sizeof(char *) * (N_SPECIAL_TOKENS + list.n + 1));
     int n = 0;
-    for (; words && n < N_SPECIAL_TOKENS; n++) words[n] = (char *)SPECIAL_TEXT[n];
+    for (; words && n < N_SPECIAL_TOKENS; n++) words[n] = (char *)TOKEN_NAMES[n];
     for (int i = 0; words && i < list.n; i++) {
         int seen = 0;
         for (int k = 0; k < n && !seen; k++) seen = strcmp(words[k], list.tokens[i]) == 0;
@@ -203,7 +178,7 @@ static int untrained_vocab(Vocab *vocab, TokenizerKind kind, const char *text, i
 }
 
 /* A freshly initialised model shaped by the command line's options. */
-static int untrained_run(const Options *o, const char *text, LoadedRun *run, char *err, size_t errlen) {
+static int untrained_run(const Options *o, const char *text, SavedModel *run, char *err, size_t errlen) {
     memset(run, 0, sizeof *run);
     if (tokenizer_parse(o->tokenizer, &run->tokenizer) != 0) {
         snprintf(err, errlen, "--tokenizer: unknown '%s'", o->tokenizer);
@@ -212,12 +187,9 @@ static int untrained_run(const Options *o, const char *text, LoadedRun *run, cha
     int rc = untrained_vocab(&run->vocab, run->tokenizer, text, o->max_len, err, errlen);
     if (rc != EXIT_OK) return rc;
     char *names[2] = {"class 0", "class 1"};
-    ModelConfig cfg = options_model_config(o, run->vocab.size, 2);
-    if (labels_from_names(&run->labels, names, 2) != 0) {
-        snprintf(err, errlen, "out of memory");
-        return EXIT_RUNTIME;
-    }
-    if (model_config_check(&cfg, err, errlen) != 0) return EXIT_USAGE;
+    ModelConfig cfg;
+    if (options_model_config(o, run->vocab.size, 2, &cfg, err, errlen) != EXIT_OK) return EXIT_USAGE;
+    if (labels_from_names(&run->labels, names, 2) != 0) return fail(err, errlen, EXIT_RUNTIME, "out of memory");
     run->model = model_create(&cfg, 1, err, errlen);
     if (!run->model) return EXIT_RUNTIME;
     model_init(run->model, (uint64_t)o->seed);
@@ -478,8 +450,9 @@ static int write_pictures(const Trace *tr, const float *pe) {
     int T = tr->in.T, rc = 0;
     const char *const *labels = (const char *const *)tr->in.labels;
     printf("\n[png] heatmaps in %s\n", tr->png_dir);
-    if (make_dirs(tr->png_dir) != 0) {
-        fprintf(stderr, "error: --png %s: cannot create the folder: %s\n", tr->png_dir, strerror(errno));
+    char why[1024];
+    if (make_dirs(tr->png_dir, why, sizeof why) != 0) {
+        fprintf(stderr, "error: --png %s: cannot create the folder: %s\n", tr->png_dir, why);
         return -1;
     }
     char name[64], title[160];
@@ -591,7 +564,7 @@ int command_trace(const Options *o) {
     int rc;
     if (has_model) {
         note_ignored_options(o);
-        rc = load_run(o->model_dir, 1, &tr.run, err, sizeof err) == 0 ? EXIT_OK : EXIT_USAGE;
+        rc = saved_model_load(o->model_dir, 1, &tr.run, err, sizeof err);
         snprintf(source, sizeof source, "%s", o->model_dir);
     } else {
         rc = untrained_run(o, text, &tr.run, err, sizeof err);
@@ -607,7 +580,7 @@ int command_trace(const Options *o) {
         rc = walk(&tr, text);
     }
     trace_input_free(&tr.in);
-    loaded_run_free(&tr.run);
+    saved_model_free(&tr.run);
     free(text);
     return rc;
 }

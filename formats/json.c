@@ -197,7 +197,7 @@ typedef struct {
 } Parser;
 
 /* Records "invalid JSON at byte N: what"; always returns -1. */
-static int fail(Parser *p, size_t at, const char *fmt, ...)
+static int parse_fail(Parser *p, size_t at, const char *fmt, ...)
 {
     char what[200];
     va_list ap;
@@ -223,7 +223,7 @@ static int unexpected(Parser *p, const char *expected)
 {
     char got[32];
     describe_byte(p, p->pos, got, sizeof got);
-    return fail(p, p->pos, "expected %s, found %s", expected, got);
+    return parse_fail(p, p->pos, "expected %s, found %s", expected, got);
 }
 
 static void skip_space(Parser *p)
@@ -248,11 +248,11 @@ static int hex_value(char c)
 /* Reads the 4 hex digits of a \u escape at p->pos. */
 static int parse_hex4(Parser *p, unsigned *out)
 {
-    if (p->len - p->pos < 4) return fail(p, p->pos, "truncated \\u escape");
+    if (p->len - p->pos < 4) return parse_fail(p, p->pos, "truncated \\u escape");
     unsigned v = 0;
     for (int i = 0; i < 4; i++) {
         int h = hex_value(p->text[p->pos + (size_t)i]);
-        if (h < 0) return fail(p, p->pos + (size_t)i, "invalid hex digit in \\u escape");
+        if (h < 0) return parse_fail(p, p->pos + (size_t)i, "invalid hex digit in \\u escape");
         v = v * 16 + (unsigned)h;
     }
     p->pos += 4;
@@ -267,20 +267,20 @@ static int parse_unicode_escape(Parser *p, JsonBuf *b)
     size_t start = p->pos - 2;
     unsigned cp;
     if (parse_hex4(p, &cp) != 0) return -1;
-    if (cp >= 0xDC00 && cp <= 0xDFFF) return fail(p, start, "lone low surrogate \\u%04x", cp);
+    if (cp >= 0xDC00 && cp <= 0xDFFF) return parse_fail(p, start, "lone low surrogate \\u%04x", cp);
     if (cp >= 0xD800 && cp <= 0xDBFF) {
         if (p->len - p->pos < 2 || p->text[p->pos] != '\\' || p->text[p->pos + 1] != 'u')
-            return fail(p, start, "high surrogate \\u%04x not followed by a low surrogate", cp);
+            return parse_fail(p, start, "high surrogate \\u%04x not followed by a low surrogate", cp);
         p->pos += 2;
         unsigned low;
         if (parse_hex4(p, &low) != 0) return -1;
         if (low < 0xDC00 || low > 0xDFFF)
-            return fail(p, start, "high surrogate \\u%04x followed by \\u%04x, not a low surrogate", cp, low);
+            return parse_fail(p, start, "high surrogate \\u%04x followed by \\u%04x, not a low surrogate", cp, low);
         cp = 0x10000 + ((cp - 0xD800) << 10) + (low - 0xDC00);
     }
     char utf8[4];
     size_t n = utf8_encode(cp, utf8);
-    if (jsonbuf_append(b, utf8, n) != 0) return fail(p, start, "out of memory");
+    if (jsonbuf_append(b, utf8, n) != 0) return parse_fail(p, start, "out of memory");
     return 0;
 }
 
@@ -288,7 +288,7 @@ static int parse_unicode_escape(Parser *p, JsonBuf *b)
 static int parse_escape(Parser *p, JsonBuf *b)
 {
     size_t start = p->pos;
-    if (p->pos + 1 >= p->len) return fail(p, start, "unterminated string");
+    if (p->pos + 1 >= p->len) return parse_fail(p, start, "unterminated string");
     char c = p->text[p->pos + 1];
     p->pos += 2;
     const char *plain = NULL;
@@ -305,10 +305,10 @@ static int parse_escape(Parser *p, JsonBuf *b)
     default: {
         char got[32];
         describe_byte(p, start + 1, got, sizeof got);
-        return fail(p, start, "invalid escape \\ followed by %s", got);
+        return parse_fail(p, start, "invalid escape \\ followed by %s", got);
     }
     }
-    if (jsonbuf_append(b, plain, 1) != 0) return fail(p, start, "out of memory");
+    if (jsonbuf_append(b, plain, 1) != 0) return parse_fail(p, start, "out of memory");
     return 0;
 }
 
@@ -318,7 +318,7 @@ static int raw_string_length(Parser *p, size_t start, size_t *raw_len)
 {
     size_t i = start + 1;
     while (i < p->len && p->text[i] != '"') i += p->text[i] == '\\' ? 2 : 1;
-    if (i >= p->len) return fail(p, start, "unterminated string");
+    if (i >= p->len) return parse_fail(p, start, "unterminated string");
     *raw_len = i - start - 1;
     return 0;
 }
@@ -333,7 +333,7 @@ static int parse_string(Parser *p, char **out, size_t *out_len)
     size_t start = p->pos, raw_len = 0;
     if (raw_string_length(p, start, &raw_len) != 0) return -1;
     JsonBuf b = { malloc(raw_len + 1), 0, raw_len + 1 };
-    if (!b.data) return fail(p, start, "out of memory for a %zu-byte string", raw_len);
+    if (!b.data) return parse_fail(p, start, "out of memory for a %zu-byte string", raw_len);
     b.data[0] = '\0';
     p->pos++;
     for (;;) {
@@ -341,12 +341,12 @@ static int parse_string(Parser *p, char **out, size_t *out_len)
         while (run < p->len && u[run] >= 0x20 && u[run] < 0x80 && u[run] != '"' && u[run] != '\\') run++;
         if (run > p->pos && jsonbuf_append(&b, p->text + p->pos, run - p->pos) != 0) {
             jsonbuf_free(&b);
-            return fail(p, start, "out of memory");
+            return parse_fail(p, start, "out of memory");
         }
         p->pos = run;
         if (p->pos >= p->len) {
             jsonbuf_free(&b);
-            return fail(p, start, "unterminated string");
+            return parse_fail(p, start, "unterminated string");
         }
         unsigned char c = u[p->pos];
         int rc = 0;
@@ -356,11 +356,11 @@ static int parse_string(Parser *p, char **out, size_t *out_len)
         } else if (c == '\\') {
             rc = parse_escape(p, &b);
         } else if (c < 0x20) {
-            rc = fail(p, p->pos, "control character 0x%02x in string (must be escaped)", c);
+            rc = parse_fail(p, p->pos, "control character 0x%02x in string (must be escaped)", c);
         } else {
             size_t n = utf8_sequence_length(u + p->pos, p->len - p->pos);
-            if (n == 0) rc = fail(p, p->pos, "invalid UTF-8 in string");
-            else if (jsonbuf_append(&b, p->text + p->pos, n) != 0) rc = fail(p, start, "out of memory");
+            if (n == 0) rc = parse_fail(p, p->pos, "invalid UTF-8 in string");
+            else if (jsonbuf_append(&b, p->text + p->pos, n) != 0) rc = parse_fail(p, start, "out of memory");
             else p->pos += n;
         }
         if (rc != 0) {
@@ -392,7 +392,7 @@ static int parse_number(Parser *p, JsonValue *out)
     if (!at_digit(p)) return unexpected(p, "a digit");
     if (p->text[p->pos] == '0') {
         p->pos++;
-        if (at_digit(p)) return fail(p, start, "leading zeros are not allowed in numbers");
+        if (at_digit(p)) return parse_fail(p, start, "leading zeros are not allowed in numbers");
     } else {
         skip_digits(p);
     }
@@ -413,12 +413,12 @@ static int parse_number(Parser *p, JsonValue *out)
     size_t n = p->pos - start;
     char small[64];
     char *copy = n < sizeof small ? small : malloc(n + 1);
-    if (!copy) return fail(p, start, "out of memory");
+    if (!copy) return parse_fail(p, start, "out of memory");
     memcpy(copy, p->text + start, n);
     copy[n] = '\0';
     double value = strtod(copy, NULL);
     if (copy != small) free(copy);
-    if (!isfinite(value)) return fail(p, start, "number out of range");
+    if (!isfinite(value)) return parse_fail(p, start, "number out of range");
     out->type = JSON_NUMBER;
     out->number = value;
     out->is_integer = is_integer;
@@ -448,16 +448,16 @@ static JsonValue *push_slot(Parser *p, JsonValue *v, int *cap, size_t at)
 {
     if (v->count == *cap) {
         if (*cap > INT_MAX / 2) {
-            fail(p, at, "too many elements");
+            parse_fail(p, at, "too many elements");
             return NULL;
         }
         int new_cap = *cap ? *cap * 2 : 4;
         JsonValue *items = realloc(v->items, (size_t)new_cap * sizeof *items);
-        if (!items) { fail(p, at, "out of memory"); return NULL; }
+        if (!items) { parse_fail(p, at, "out of memory"); return NULL; }
         v->items = items;
         if (v->type == JSON_OBJECT) {
             char **keys = realloc(v->keys, (size_t)new_cap * sizeof *keys);
-            if (!keys) { fail(p, at, "out of memory"); return NULL; }
+            if (!keys) { parse_fail(p, at, "out of memory"); return NULL; }
             v->keys = keys;
         }
         *cap = new_cap;
@@ -471,7 +471,7 @@ static JsonValue *push_slot(Parser *p, JsonValue *v, int *cap, size_t at)
 
 static int enter(Parser *p)
 {
-    if (++p->depth > JSON_MAX_DEPTH) return fail(p, p->pos, "nesting deeper than %d levels", JSON_MAX_DEPTH);
+    if (++p->depth > JSON_MAX_DEPTH) return parse_fail(p, p->pos, "nesting deeper than %d levels", JSON_MAX_DEPTH);
     return 0;
 }
 
@@ -509,7 +509,7 @@ static int check_duplicate_keys(Parser *p, const JsonValue *v, size_t at)
 {
     if (v->count < 2) return 0;
     char **sorted = malloc((size_t)v->count * sizeof *sorted);
-    if (!sorted) return fail(p, at, "out of memory");
+    if (!sorted) return parse_fail(p, at, "out of memory");
     memcpy(sorted, v->keys, (size_t)v->count * sizeof *sorted);
     qsort(sorted, (size_t)v->count, sizeof *sorted, compare_key_pointers);
     int rc = 0;
@@ -520,7 +520,7 @@ static int check_duplicate_keys(Parser *p, const JsonValue *v, size_t at)
             for (const char *k = sorted[i]; *k && j + 4 < sizeof shown; k++)
                 shown[j++] = (unsigned char)*k >= 0x20 && *k != 0x7F ? *k : '?';
             shown[j] = '\0';
-            rc = fail(p, at, "duplicate key \"%s%s\" in object", shown, strlen(sorted[i]) > j ? "..." : "");
+            rc = parse_fail(p, at, "duplicate key \"%s%s\" in object", shown, strlen(sorted[i]) > j ? "..." : "");
         }
     }
     free(sorted);
@@ -550,7 +550,7 @@ static int parse_object(Parser *p, JsonValue *out)
         size_t key_len;
         if (parse_string(p, &key, &key_len) != 0) return -1;
         out->keys[out->count - 1] = key;
-        if (strlen(key) != key_len) return fail(p, key_at, "object key contains \\u0000");
+        if (strlen(key) != key_len) return parse_fail(p, key_at, "object key contains \\u0000");
         skip_space(p);
         if (p->pos >= p->len || p->text[p->pos] != ':') return unexpected(p, "':' after object key");
         p->pos++;
@@ -568,7 +568,7 @@ static int parse_value(Parser *p, JsonValue *out)
 {
     skip_space(p);
     if (p->pos >= p->len) return unexpected(p, "a JSON value");
-    if (++p->values > JSON_MAX_VALUES) return fail(p, p->pos, "more than %d values in one document", JSON_MAX_VALUES);
+    if (++p->values > JSON_MAX_VALUES) return parse_fail(p, p->pos, "more than %d values in one document", JSON_MAX_VALUES);
     char c = p->text[p->pos];
     if (c == '{') return parse_object(p, out);
     if (c == '[') return parse_array(p, out);
@@ -596,12 +596,12 @@ JsonValue *json_parse(const char *text, size_t len, char *err, size_t errlen)
 {
     Parser p = { text, len, 0, 0, 0, err, errlen };
     if (!text) {
-        fail(&p, 0, "no input");
+        parse_fail(&p, 0, "no input");
         return NULL;
     }
     JsonValue *root = calloc(1, sizeof *root);
     if (!root) {
-        fail(&p, 0, "out of memory");
+        parse_fail(&p, 0, "out of memory");
         return NULL;
     }
     int rc = parse_value(&p, root);

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "model.h"
+#include "base/hash.h"
 #include "formats/safetensors.h"
 
 #define N_CONFIG_KEYS 14
@@ -37,17 +38,8 @@ static void put(Metadata *md, const char *key, const char *value) {
  * the model's order), so any changed byte is refused on load. FNV-1a is a
  * chain of bijections: a single changed byte always changes the result. */
 #define CHECKSUM_KEY "checksum"
-#define FNV_OFFSET 0xCBF29CE484222325ull
-#define FNV_PRIME 0x100000001B3ull
-
-static uint64_t fnv1a(uint64_t h, const void *data, size_t len) {
-    const unsigned char *p = data;
-    for (size_t i = 0; i < len; i++) h = (h ^ p[i]) * FNV_PRIME;
-    return h;
-}
-
 /* name and a NUL, so "ab"+"c" and "a"+"bc" differ */
-static uint64_t fnv1a_string(uint64_t h, const char *s) { return fnv1a(h, s, strlen(s) + 1); }
+static uint64_t hash_string(uint64_t h, const char *s) { return hash_bytes(h, s, strlen(s) + 1); }
 
 typedef struct {
     const char *key, *value;
@@ -64,9 +56,9 @@ static int metadata_hash(const char *const *keys, const char *const *vals, int n
     if (!pairs) return -1;
     for (int i = 0; i < n; i++) pairs[i] = (MetaPair){keys[i], vals[i]};
     qsort(pairs, (size_t)n, sizeof *pairs, compare_pairs);
-    uint64_t h = FNV_OFFSET;
+    uint64_t h = HASH_START;
     for (int i = 0; i < n; i++)
-        if (strcmp(pairs[i].key, CHECKSUM_KEY) != 0) h = fnv1a_string(fnv1a_string(h, pairs[i].key), pairs[i].value);
+        if (strcmp(pairs[i].key, CHECKSUM_KEY) != 0) h = hash_string(hash_string(h, pairs[i].key), pairs[i].value);
     free(pairs);
     *out = h;
     return 0;
@@ -134,7 +126,7 @@ static int write_tensors(const Model *m, const char *path, const char *const *pr
             o->ndim = t->ndim;
             for (int k = 0; k < t->ndim; k++) o->shape[k] = t->shape[k];
             o->data = sources[g] + t->offset;
-            h = fnv1a(fnv1a_string(h, name), o->data, sizeof(float) * t->size);
+            h = hash_bytes(hash_string(h, name), o->data, sizeof(float) * t->size);
         }
     }
     Metadata with_sum = *md;   /* config_metadata leaves a slot free for it */
@@ -147,12 +139,12 @@ static int write_tensors(const Model *m, const char *path, const char *const *pr
     return rc;
 }
 
-int model_save(const Model *m, const char *path, const char *const *extra_keys,
+int model_save(const Model *m, const float *params, const char *path, const char *const *extra_keys,
                const char *const *extra_values, int n_extra, char *err, size_t errlen) {
     Metadata md;
     if (config_metadata(&md, &m->cfg, extra_keys, extra_values, n_extra, err, errlen) != 0) return -1;
     const char *prefixes[] = {""};
-    float *sources[] = {m->params};
+    float *sources[] = {(float *)(params ? params : m->params)};
     return write_tensors(m, path, prefixes, sources, 1, &md, err, errlen);
 }
 
@@ -285,7 +277,7 @@ static int verify_checksum(const Model *m, const StFile *f, const char *path, co
             char name[96];
             snprintf(name, sizeof name, "%s%s", prefixes[g], m->tensors[i].name);
             const StTensor *t = st_find(f, name);
-            h = fnv1a(fnv1a_string(h, name), t->data, t->n_bytes);
+            h = hash_bytes(hash_string(h, name), t->data, t->n_bytes);
         }
     }
     char computed[32];
@@ -300,7 +292,7 @@ static int verify_checksum(const Model *m, const StFile *f, const char *path, co
 
 /* Copies each group of tensors (checked for dtype and shape) into scratch
  * first, so a refused file leaves the model untouched. */
-static int read_tensors(Model *m, const StFile *f, const char *path, const char *const *prefixes,
+static int read_tensors(const Model *m, const StFile *f, const char *path, const char *const *prefixes,
                         float *const *targets, int n_groups, char *err, size_t errlen) {
     ModelConfig file_cfg;
     if (config_from_st(f, path, &file_cfg, err, errlen) != 0) return -1;
@@ -347,27 +339,36 @@ static int read_tensors(Model *m, const StFile *f, const char *path, const char 
     return 0;
 }
 
-int model_load_weights(Model *m, const char *path, char *err, size_t errlen) {
+int model_read_weights(const Model *m, const char *path, float *params, char *err, size_t errlen) {
     StFile f;
     if (st_load(path, &f, err, errlen) != 0) return -1;
     const char *prefixes[] = {""};
-    float *targets[] = {m->params};
+    float *targets[] = {params};
     int rc = read_tensors(m, &f, path, prefixes, targets, 1, err, errlen);
     st_free(&f);
+    return rc;
+}
+
+int model_load_weights(Model *m, const char *path, char *err, size_t errlen) {
+    return model_read_weights(m, path, m->params, err, errlen);
+}
+
+int model_load_state_from(Model *m, const StFile *f, const char *path, char *err, size_t errlen) {
+    int step = 0;
+    int rc = meta_int(f, path, "adam_step", 0, INT_MAX, &step, err, errlen);
+    if (rc == 0) {
+        const char *prefixes[] = {"param.", "adam_m.", "adam_v."};
+        float *targets[] = {m->params, m->adam_m, m->adam_v};
+        rc = read_tensors(m, f, path, prefixes, targets, 3, err, errlen);
+    }
+    if (rc == 0) m->adam_step = step;
     return rc;
 }
 
 int model_load_state(Model *m, const char *path, char *err, size_t errlen) {
     StFile f;
     if (st_load(path, &f, err, errlen) != 0) return -1;
-    int step = 0;
-    int rc = meta_int(&f, path, "adam_step", 0, INT_MAX, &step, err, errlen);
-    if (rc == 0) {
-        const char *prefixes[] = {"param.", "adam_m.", "adam_v."};
-        float *targets[] = {m->params, m->adam_m, m->adam_v};
-        rc = read_tensors(m, &f, path, prefixes, targets, 3, err, errlen);
-    }
-    if (rc == 0) m->adam_step = step;
+    int rc = model_load_state_from(m, &f, path, err, errlen);
     st_free(&f);
     return rc;
 }

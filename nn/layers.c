@@ -5,7 +5,6 @@
 #include <string.h>
 
 #include "nn/matmul.h"
-#include "model.h"
 #include "base/rng.h"
 
 #define LAYERNORM_EPS 1e-5

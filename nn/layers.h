@@ -8,6 +8,8 @@
 
 #include <stdint.h>
 
+#include "base/tokens.h"
+
 /* out is (N,OC), inp is (N,C), weight is (OC,C) (PyTorch Linear layout), bias is (OC) or NULL */
 void linear_forward(float *out, const float *inp, const float *weight, const float *bias,
                     int N, int C, int OC);
@@ -25,6 +27,9 @@ void embedding_forward(float *out, const int *tokens, const float *table, float 
 void embedding_backward(float *dtable, float *dpos, const float *dout, const int *tokens,
                         float scale, int B, int T, int C, int V);
 
+/* Sinusoidal value at (pos, dim) for width d_model, PyTorch tutorial formula,
+ * computed in double. */
+float positional_encoding_value(int pos, int dim, int d_model);
 /* Sinusoidal table (T,C), PyTorch tutorial formula, evaluated in double. */
 void sinusoidal_table(float *table, int T, int C);
 

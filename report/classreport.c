@@ -1,4 +1,4 @@
-/* metrics.c: confusion matrix, per-class precision/recall/F1 and the text
+/* classreport.c: confusion matrix, per-class precision/recall/F1 and the text
  * reports (scikit-learn's classification_report layout, confusion matrix). */
 #include "report/classreport.h"
 
@@ -20,7 +20,7 @@
 
 static double safe_div(double num, double den) { return den > 0 ? num / den : 0.0; }
 
-void report_free(ClassReport *r) {
+void classreport_free(ClassReport *r) {
     if (!r) return;
     free(r->confusion);
     free(r->precision);
@@ -85,18 +85,18 @@ static void report_averages(ClassReport *r) {
     r->weighted_f1 = safe_div(wf, r->total);
 }
 
-int report_compute(ClassReport *r, const int *y_true, const int *y_pred, int n, int n_classes) {
+int classreport_compute(ClassReport *r, const int *y_true, const int *y_pred, int n, int n_classes) {
     if (!r) return -1;
     memset(r, 0, sizeof *r);
     if (n_classes < 1 || n < 0 || (n > 0 && (!y_true || !y_pred))) return -1;
     if ((size_t)n_classes > (size_t)46340) return -1; /* C*C must fit an int-sized index */
     if (report_alloc(r, n_classes) != 0) {
-        report_free(r);
+        classreport_free(r);
         return -1;
     }
     for (int i = 0; i < n; i++) {
         if (y_true[i] < 0 || y_true[i] >= n_classes || y_pred[i] < 0 || y_pred[i] >= n_classes) {
-            report_free(r);
+            classreport_free(r);
             return -1;
         }
         r->confusion[(size_t)y_true[i] * n_classes + y_pred[i]]++;
@@ -186,7 +186,7 @@ static void print_report_warnings(const ClassReport *r, const char *const *label
 
 /* Layout as sklearn: names right-aligned in width = max(longest name,
  * len("weighted avg"), digits); each column " {:>9}" after one extra space. */
-void report_print(const ClassReport *r, const char *const *labels, int digits, FILE *out) {
+void classreport_print(const ClassReport *r, const char *const *labels, int digits, FILE *out) {
     char buf[32];
     if (!r || !out || r->n_classes < 1 || !r->support) return;
     if (digits < 0) digits = 0;
@@ -227,7 +227,7 @@ static int decimal_width(long v) {
  * columns; when any label is long or the table would be wider than a
  * terminal, columns are numbered and each row shows its number next to its
  * (possibly cut) label. */
-void confusion_print(const ClassReport *r, const char *const *labels, FILE *out) {
+void classreport_confusion(const ClassReport *r, const char *const *labels, FILE *out) {
     char buf[32], cut[4 * CONFUSION_MAX_ROW_LABEL + 8];
     if (!r || !out || r->n_classes < 1 || !r->confusion) return;
     int c = r->n_classes, longest = 0, max_count = 0;

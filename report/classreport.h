@@ -1,7 +1,7 @@
-/* metrics.h: classification metrics and reports laid out like
+/* classreport.h: classification metrics and reports laid out like
  * scikit-learn's classification_report, and the confusion matrix. */
-#ifndef METRICS_H
-#define METRICS_H
+#ifndef REPORT_CLASSREPORT_H
+#define REPORT_CLASSREPORT_H
 
 #include <stdio.h>
 
@@ -20,11 +20,11 @@ typedef struct {
 
 /* Precision/recall/F1 are 0 where undefined (as sklearn's zero_division=0).
  * Returns 0, or -1 on allocation failure or a label outside [0, C). */
-int report_compute(ClassReport *r, const int *y_true, const int *y_pred, int n, int n_classes);
-void report_free(ClassReport *r);
+int classreport_compute(ClassReport *r, const int *y_true, const int *y_pred, int n, int n_classes);
+void classreport_free(ClassReport *r);
 /* The classification report (digits decimals, 2 like sklearn by default). */
-void report_print(const ClassReport *r, const char *const *labels, int digits, FILE *out);
+void classreport_print(const ClassReport *r, const char *const *labels, int digits, FILE *out);
 /* The confusion matrix with labels (rows true, columns predicted). */
-void confusion_print(const ClassReport *r, const char *const *labels, FILE *out);
+void classreport_confusion(const ClassReport *r, const char *const *labels, FILE *out);
 
 #endif

@@ -42,15 +42,6 @@ static long launcher_size(void) {
     return getenv("PMI_RANK") || getenv("PMIX_RANK") ? 0 : -1;
 }
 
-uint64_t dist_hash(uint64_t hash, const void *data, size_t len) {
-    const unsigned char *bytes = data;
-    for (size_t i = 0; i < len; i++) {
-        hash ^= bytes[i];
-        hash *= 1099511628211ull;
-    }
-    return hash;
-}
-
 void dist_slice(long n, int rank, int size, long *begin, long *end) {
     *begin = n * rank / size;
     *end = n * (rank + 1) / size;

@@ -47,10 +47,6 @@ int dist_max_int(const DistContext *ctx, int value);
 /* The first rank whose value differs from rank 0's, or -1 when all agree. */
 int dist_first_mismatch(const DistContext *ctx, uint64_t value);
 
-/* FNV-1a over bytes, continuing from hash (start with DIST_HASH_START). */
-#define DIST_HASH_START 14695981039346656037ull
-uint64_t dist_hash(uint64_t hash, const void *data, size_t len);
-
 /* Weighted sum of a float vector over ranks: data = sum over r of
  * weights[r] * data_r, in double with one rounding, rank 0 first. Each rank
  * sums one contiguous chunk (a reduce-scatter by all-to-all), then the

@@ -1,23 +1,22 @@
-/* report.h: what a run shows at its end, and what `eval` shows: the text
- * loss chart, classification reports and confusion matrices, report.txt and
- * confusion.png. */
-#ifndef REPORT_H
-#define REPORT_H
-
-#include <stdio.h>
+/* final_report.h: what a run shows at its end: the text loss chart, the
+ * validation and test reports (stdout and report.txt) and confusion.png. */
+#ifndef RUN_FINAL_REPORT_H
+#define RUN_FINAL_REPORT_H
 
 #include "run/corpus.h"
-#include "run/fit.h"
+#include "run/evaluate.h"
+#include "report/history.h"
 
-/* Evaluates m on d and prints a titled classification report and confusion
- * matrix to out. Fills *accuracy and, when confusion_png is set, draws the
- * matrix there. Returns 0, or -1 with a message. */
-int dataset_report(Model *m, const EncodedDataset *d, const LabelSet *labels, const char *title, FILE *out,
-                   double *accuracy, const char *confusion_png, char *err, size_t errlen);
+typedef struct {
+    int best_epoch;          /* the epoch whose weights the model holds when restored_best */
+    int restored_best;       /* 1: early stopping restored the best val-loss weights */
+    int quiet;               /* 1: write report.txt only */
+} FinalReportOptions;
 
-/* After training: chart, val and test reports (stdout unless quiet, and
- * dir/report.txt), dir/confusion.png. Returns an exit code. */
-int final_reports(Model *m, const Corpus *c, const char *dir, const EpochRecord *history, int n_history,
-                  int best_epoch, int restored_best, int quiet, FitSummary *summary, char *err, size_t errlen);
+/* Writes dir/report.txt and dir/confusion.png (and prints unless quiet);
+ * *val_acc and *test_acc get the final accuracies (0 without that set).
+ * Status as base/errors.h. */
+int final_report(Model *m, const Corpus *c, const char *dir, const EpochRecord *history, int n_history,
+                 const FinalReportOptions *opt, double *val_acc, double *test_acc, char *err, size_t errlen);
 
 #endif

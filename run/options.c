@@ -272,7 +272,8 @@ int options_from_json(Options *o, const JsonValue *object, char *err, size_t err
     return 0;
 }
 
-ModelConfig options_model_config(const Options *o, int vocab_size, int n_classes) {
+int options_model_config(const Options *o, int vocab_size, int n_classes, ModelConfig *out, char *err,
+                         size_t errlen) {
     ModelConfig cfg = model_config_default();
     cfg.vocab_size = vocab_size;
     cfg.n_classes = n_classes;
@@ -288,7 +289,14 @@ ModelConfig options_model_config(const Options *o, int vocab_size, int n_classes
     norm_parse(o->norm, &cfg.norm);
     pool_parse(o->pool, &cfg.pool);
     pe_parse(o->pe, &cfg.pe);
-    return cfg;
+    *out = cfg;
+    /* the rules between options, named as the user wrote them; then the model's own check */
+    if (o->d_model % o->heads != 0)
+        return fail(err, errlen, ERR_INPUT, "--d-model %d is not divisible by --heads %d", o->d_model, o->heads);
+    if (cfg.pe == PE_SINUSOIDAL && o->d_model % 2 != 0)
+        return fail(err, errlen, ERR_INPUT, "--d-model %d is odd; sinusoidal positional encoding needs an even "
+                    "width (or use --pe learned|none)", o->d_model);
+    return model_config_check(&cfg, err, errlen) == 0 ? EXIT_OK : ERR_INPUT;
 }
 
 void options_help(FILE *out) {

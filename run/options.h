@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
+#include "base/errors.h"
 #include "formats/json.h"
 #include "model.h"
 
@@ -67,7 +68,8 @@ int options_to_json(const Options *o, JsonBuf *b);
 int options_from_json(Options *o, const JsonValue *object, char *err, size_t errlen);
 void options_help(FILE *out);
 /* The model config the options describe, for a vocabulary and class count
- * found in the data (check it with model_config_check). */
-ModelConfig options_model_config(const Options *o, int vocab_size, int n_classes);
+ * found in the data, checked: 0, or ERR_INPUT with a message naming the options. */
+int options_model_config(const Options *o, int vocab_size, int n_classes, ModelConfig *out, char *err,
+                         size_t errlen);
 
 #endif

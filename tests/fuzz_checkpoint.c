@@ -1,5 +1,5 @@
 /* fuzz_checkpoint.c: libFuzzer target for loading a checkpoint as predict does, and a training state; what loads is run. */
-#include "cli/commands.h"
+#include "run/saved_model.h"
 #include "model.h"
 
 #include <stdint.h>
@@ -31,7 +31,7 @@ static int memory_file(const uint8_t *data, size_t size, char *path, size_t len)
 }
 
 /* A loaded model answers a text with probabilities that sum to about 1 or are NaN. */
-static void run_text(LoadedRun *run, const char *text) {
+static void run_text(SavedModel *run, const char *text) {
     Model *m = run->model;
     int max_len = m->cfg.max_len, truncated;
     int *ids = malloc(sizeof(int) * (size_t)max_len);
@@ -66,10 +66,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (fd < 0) return 0;
     ModelConfig cfg;
     if (model_config_from_file(path, &cfg, err, sizeof err) == 0 && model_memory_bytes(&cfg, BATCH) <= MAX_MODEL_BYTES) {
-        LoadedRun run;
-        if (load_run(path, BATCH, &run, err, sizeof err) == 0) {
+        SavedModel run;
+        if (saved_model_load(path, BATCH, &run, err, sizeof err) == 0) {
             run_text(&run, "a good [CLS] text \xc3\xa9t\xc3\xa9 [MASK]!");
-            loaded_run_free(&run);
+            saved_model_free(&run);
         } else if (strstr(err, path) == NULL) {
             fprintf(stderr, "a refused checkpoint's message does not name the file: %s\n", err);
             abort();

@@ -1,7 +1,7 @@
 /* fuzz_data.c: libFuzzer target for the data module: parses the input as TSV
  * and as CSV, then builds vocabularies with both tokenizers, encodes, splits,
  * batches and checks leakage, asserting the invariants of each result. */
-#include "text/dataset.h"
+#include "text/encode.h"
 #include "model.h"
 
 #include <stdint.h>
@@ -31,7 +31,7 @@ static void check_encoded(const EncodedDataset *e, const Vocab *v, int max_len, 
         int *tokens = malloc((size_t)2 * (size_t)e->longest * sizeof *tokens);
         int labels[2];
         if (tokens) {
-            int T = make_batch(e, indices, 2, tokens, labels);
+            int T = encoded_batch(e, indices, 2, tokens, labels);
             require(T >= 2 && T <= e->longest, "batch length");
             free(tokens);
         }
@@ -57,7 +57,7 @@ static void exercise(const TextDataset *d) {
                 check_encoded(&e, &v, max_len, d->n);
                 int *counts = calloc((size_t)labels.n, sizeof *counts);
                 if (counts) {
-                    class_counts(e.labels, e.n, labels.n, counts);
+                    labels_count(e.labels, e.n, labels.n, counts);
                     int total = 0;
                     for (int c = 0; c < labels.n; c++) total += counts[c];
                     require(total == e.n, "class counts add up");
@@ -74,7 +74,7 @@ static void exercise(const TextDataset *d) {
     if (dataset_split(d, 0.3, 7, &train, &val, err, sizeof err) == 0) {
         require(train.n + val.n == d->n && val.n > 0, "split covers the data");
         int lines[4];
-        int leaks = find_leakage(&train, &val, lines, 4);
+        int leaks = dataset_leakage(&train, &val, lines, 4);
         require(leaks >= 0 && leaks <= val.n, "leakage count");
         dataset_free(&train);
         dataset_free(&val);
@@ -94,7 +94,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                 require(d.examples[i].label[0] && d.examples[i].text[0] && d.examples[i].line >= 1, "example fields");
             exercise(&d);
         } else {
-            require(rc == DATA_ERR_INPUT && d.n == 0 && strncmp(err, paths[p], strlen(paths[p])) == 0,
+            require(rc == ERR_INPUT && d.n == 0 && strncmp(err, paths[p], strlen(paths[p])) == 0,
                     "a refusal names the file");
         }
         dataset_free(&d);

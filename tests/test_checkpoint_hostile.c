@@ -1,6 +1,6 @@
 /* test_checkpoint_hostile.c: every bit flip and truncation of a checkpoint or a training state is refused, naming the file. */
 #include "tests/check.h"
-#include "cli/commands.h"
+#include "run/saved_model.h"
 #include "base/fileio.h"
 #include "model.h"
 
@@ -40,7 +40,7 @@ static Model *write_files(const ModelConfig *cfg, const char *model_path, const 
     m->adam_step = 12;
     const char *keys[] = {"tokenizer", "vocab", "labels", "epoch"};
     const char *vals[] = {"word", VOCAB, LABELS, "3"};
-    CHECK(model_save(m, model_path, keys, vals, 4, err, sizeof err) == 0, "model_save: %s", err);
+    CHECK(model_save(m, NULL, model_path, keys, vals, 4, err, sizeof err) == 0, "model_save: %s", err);
     const char *skeys[] = {"epochs_done", "history"};
     const char *svals[] = {"3", "1 0.5 0.5 0 0 0 0.001 0.1 100\n"};
     CHECK(model_save_state(m, state_path, skeys, svals, 2, err, sizeof err) == 0, "model_save_state: %s", err);
@@ -56,10 +56,10 @@ static int write_bytes(const char *path, const unsigned char *buf, size_t len) {
 
 /* The checkpoint at path loads for predict: 1, or 0 with err naming the file. */
 static int checkpoint_loads(const char *path, char *err, size_t errlen) {
-    LoadedRun run;
+    SavedModel run;
     err[0] = '\0';
-    if (load_run(path, 4, &run, err, errlen) != 0) return 0;
-    loaded_run_free(&run);
+    if (saved_model_load(path, 4, &run, err, errlen) != 0) return 0;
+    saved_model_free(&run);
     return 1;
 }
 

@@ -1,7 +1,7 @@
 /* test_data.c: data loading refusals and tolerances, CSV quoting, both
  * tokenizers, vocabulary, labels, encoding, batches, split and leakage. */
 #include "tests/check.h"
-#include "text/dataset.h"
+#include "text/encode.h"
 #include "model.h"
 
 #include <stdlib.h>
@@ -64,7 +64,7 @@ static void test_refusals(void) {
         size_t len = r->len ? r->len : strlen(r->content);
         err[0] = '\0';
         int rc = dataset_parse(r->path, r->content, len, &d, err, sizeof err);
-        CHECK(rc == DATA_ERR_INPUT, "%s: rc %d, want %d (%s)", r->name, rc, DATA_ERR_INPUT, err);
+        CHECK(rc == ERR_INPUT, "%s: rc %d, want %d (%s)", r->name, rc, ERR_INPUT, err);
         CHECK(d.n == 0 && d.examples == NULL && d.path == NULL, "%s: dataset not left empty", r->name);
         for (int k = 0; k < 3 && r->want[k]; k++)
             CHECK(contains(err, r->want[k]), "%s: message '%s' lacks '%s'", r->name, err, r->want[k]);
@@ -84,7 +84,7 @@ static void test_huge_line(void) {
     int rc = dataset_parse("big.tsv", buf, big + 6, &d, err, sizeof err);
     char length[32];
     snprintf(length, sizeof length, "%zu", big - 8);     /* the line without "a\tshort\n" and its '\n' */
-    CHECK(rc == DATA_ERR_INPUT, "huge line: rc %d", rc);
+    CHECK(rc == ERR_INPUT, "huge line: rc %d", rc);
     CHECK(contains(err, "big.tsv:2:") && contains(err, "too long") && contains(err, length),
           "huge line message: %s (want length %s)", err, length);
 
@@ -95,7 +95,7 @@ static void test_huge_line(void) {
         CHECK(write(fd, buf, big + 6) == (ssize_t)(big + 6), "write big file");
         close(fd);
         rc = dataset_read(path, &d, err, sizeof err);
-        CHECK(rc == DATA_ERR_INPUT && contains(err, ":2:") && contains(err, length), "huge line in file: %d %s", rc, err);
+        CHECK(rc == ERR_INPUT && contains(err, ":2:") && contains(err, length), "huge line in file: %d %s", rc, err);
         unlink(path);
     }
     free(buf);
@@ -111,7 +111,7 @@ static void test_huge_line(void) {
         dataset_free(&d);
         edge[limit] = 'y';
         rc = dataset_parse("edge.tsv", edge, limit + 1, &d, err, sizeof err);
-        CHECK(rc == DATA_ERR_INPUT && contains(err, ":1:"), "line one past the limit: %d %s", rc, err);
+        CHECK(rc == ERR_INPUT && contains(err, ":1:"), "line one past the limit: %d %s", rc, err);
         free(edge);
     }
 }
@@ -119,10 +119,10 @@ static void test_huge_line(void) {
 static void test_file_errors(void) {
     TextDataset d;
     int rc = dataset_read("/nonexistent/dir/data.tsv", &d, err, sizeof err);
-    CHECK(rc == DATA_ERR_INPUT && contains(err, "/nonexistent/dir/data.tsv: No such file or directory"),
+    CHECK(rc == ERR_INPUT && contains(err, "/nonexistent/dir/data.tsv: No such file or directory"),
           "missing file: %d %s", rc, err);
     rc = dataset_read("/tmp", &d, err, sizeof err);
-    CHECK(rc == DATA_ERR_INPUT && contains(err, "/tmp:") && contains(err, "directory"), "directory: %d %s", rc, err);
+    CHECK(rc == ERR_INPUT && contains(err, "/tmp:") && contains(err, "directory"), "directory: %d %s", rc, err);
     char path[] = "/tmp/test_data_modeXXXXXX";
     int fd = mkstemp(path);
     if (fd >= 0) {
@@ -131,7 +131,7 @@ static void test_file_errors(void) {
         chmod(path, 0);
         if (geteuid() != 0) {   /* root reads anything */
             rc = dataset_read(path, &d, err, sizeof err);
-            CHECK(rc == DATA_ERR_INPUT && contains(err, "Permission denied"), "unreadable: %d %s", rc, err);
+            CHECK(rc == ERR_INPUT && contains(err, "Permission denied"), "unreadable: %d %s", rc, err);
         }
         unlink(path);
     }
@@ -317,9 +317,9 @@ static void test_vocab(void) {
     CHECK(rc == 0 && v.size == 5, "only the specials: %d", v.size);
     vocab_free(&v);
     rc = vocab_build(&v, TOKENIZER_WORD, &d, 4, 0, err, sizeof err);
-    CHECK(rc == DATA_ERR_INPUT && contains(err, "vocab-size"), "cap below 5: %d %s", rc, err);
+    CHECK(rc == ERR_INPUT && contains(err, "vocab-size"), "cap below 5: %d %s", rc, err);
     rc = vocab_build(&v, TOKENIZER_WORD, &d, 0, -1, err, sizeof err);
-    CHECK(rc == DATA_ERR_INPUT && contains(err, "min-freq"), "negative min_freq: %d %s", rc, err);
+    CHECK(rc == ERR_INPUT && contains(err, "min-freq"), "negative min_freq: %d %s", rc, err);
 
     /* char mode: case kept, spaces are tokens, byte order breaks ties (Z < a < é). */
     rc = vocab_build(&v, TOKENIZER_CHAR, &d, 0, 0, err, sizeof err);
@@ -342,18 +342,18 @@ static void test_vocab(void) {
 
     char *bad_order[] = {"[PAD]", "[CLS]", "[UNK]", "[SEP]", "[MASK]", "a"};
     rc = vocab_from_tokens(&v, bad_order, 6, err, sizeof err);
-    CHECK(rc == DATA_ERR_INPUT && contains(err, "token 1"), "specials out of order: %s", err);
+    CHECK(rc == ERR_INPUT && contains(err, "token 1"), "specials out of order: %s", err);
     char *dup[] = {"[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "a", "b", "a"};
     rc = vocab_from_tokens(&v, dup, 8, err, sizeof err);
-    CHECK(rc == DATA_ERR_INPUT && contains(err, "token 7") && contains(err, "twice"), "duplicate: %s", err);
+    CHECK(rc == ERR_INPUT && contains(err, "token 7") && contains(err, "twice"), "duplicate: %s", err);
     char *dup_special[] = {"[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "[PAD]"};
     rc = vocab_from_tokens(&v, dup_special, 6, err, sizeof err);
-    CHECK(rc == DATA_ERR_INPUT, "a special twice: %s", err);
+    CHECK(rc == ERR_INPUT, "a special twice: %s", err);
     char *with_null[] = {"[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", NULL};
     rc = vocab_from_tokens(&v, with_null, 6, err, sizeof err);
-    CHECK(rc == DATA_ERR_INPUT, "NULL token");
+    CHECK(rc == ERR_INPUT, "NULL token");
     rc = vocab_from_tokens(&v, bad_order, 3, err, sizeof err);
-    CHECK(rc == DATA_ERR_INPUT && v.size == 0, "too short");
+    CHECK(rc == ERR_INPUT && v.size == 0, "too short");
 }
 
 static void test_labels(void) {
@@ -371,9 +371,9 @@ static void test_labels(void) {
     CHECK(labels_from_names(&copy, l.names, l.n) == 0 && copy.n == 5, "from names");
     labels_free(&copy);
     char *unsorted[] = {"b", "a"};
-    CHECK(labels_from_names(&copy, unsorted, 2) == DATA_ERR_INPUT, "unsorted names refused");
+    CHECK(labels_from_names(&copy, unsorted, 2) == ERR_INPUT, "unsorted names refused");
     char *twice[] = {"a", "a"};
-    CHECK(labels_from_names(&copy, twice, 2) == DATA_ERR_INPUT, "duplicate names refused");
+    CHECK(labels_from_names(&copy, twice, 2) == ERR_INPUT, "duplicate names refused");
     labels_free(&l);
     dataset_free(&d);
 }
@@ -415,16 +415,16 @@ static void test_encode(void) {
     int batch[3 * 4], labels_out[3];
     for (int i = 0; i < 3 * 4; i++) batch[i] = -7;      /* padding must overwrite this */
     int order[3] = {1, 2, 0};
-    int T = make_batch(&e, order, 2, batch, labels_out);
+    int T = encoded_batch(&e, order, 2, batch, labels_out);
     int want_batch[] = {TOKEN_CLS, one, TOKEN_SEP, TOKEN_PAD, TOKEN_CLS, four, five, TOKEN_SEP};
     CHECK(T == 4 && memcmp(batch, want_batch, sizeof want_batch) == 0, "batch padded to T=%d", T);
     CHECK(labels_out[0] == 1 && labels_out[1] == 2, "batch labels");
-    T = make_batch(&e, order, 1, batch, NULL);
+    T = encoded_batch(&e, order, 1, batch, NULL);
     CHECK(T == 3 && batch[2] == TOKEN_SEP, "batch of the short one has no padding: T %d", T);
     int bad[1] = {3};
-    CHECK(make_batch(&e, bad, 1, batch, labels_out) == -1, "index out of range refused");
+    CHECK(encoded_batch(&e, bad, 1, batch, labels_out) == -1, "index out of range refused");
     int counts[3];
-    class_counts(e.labels, e.n, 3, counts);
+    labels_count(e.labels, e.n, 3, counts);
     CHECK(counts[0] == 1 && counts[1] == 1 && counts[2] == 1, "class counts");
     encoded_free(&e);
 
@@ -432,17 +432,17 @@ static void test_encode(void) {
     CHECK(rc == 0 && e.labels[0] == -1 && e.n_truncated == 0, "no labels: -1");
     encoded_free(&e);
     rc = encode_dataset(&train, &v, TOKENIZER_WORD, &l, 2, &e, err, sizeof err);
-    CHECK(rc == DATA_ERR_INPUT && contains(err, "max-len"), "max_len 2: %s", err);
+    CHECK(rc == ERR_INPUT && contains(err, "max-len"), "max_len 2: %s", err);
 
     CHECK(parse("val.tsv", "a\tone\n\n\nzz\ttwo\n", &val) == 0, "val");
     rc = encode_dataset(&val, &v, TOKENIZER_WORD, &l, 16, &e, err, sizeof err);
-    CHECK(rc == DATA_ERR_INPUT && contains(err, "val.tsv:4:") && contains(err, "label 'zz'") &&
+    CHECK(rc == ERR_INPUT && contains(err, "val.tsv:4:") && contains(err, "label 'zz'") &&
               contains(err, "(a, b, c)"), "unknown label: %s", err);
     CHECK(e.n == 0 && e.ids == NULL, "encoded left empty");
     dataset_free(&val);
 
     int c2[4] = {9, 9, 9, 9}, lab[5] = {0, 3, 3, -1, 7};
-    class_counts(lab, 5, 4, c2);
+    labels_count(lab, 5, 4, c2);
     CHECK(c2[0] == 1 && c2[1] == 0 && c2[2] == 0 && c2[3] == 2, "class_counts ignores out of range");
     vocab_free(&v);
     labels_free(&l);
@@ -490,7 +490,7 @@ static void test_split(void) {
     for (int i = 1; i < train.n; i++) ordered &= train.examples[i - 1].line < train.examples[i].line;
     for (int i = 1; i < val.n; i++) ordered &= val.examples[i - 1].line < val.examples[i].line;
     CHECK(ordered, "file order kept within train and val");
-    CHECK(find_leakage(&train, &val, NULL, 0) == 0, "no example in both");
+    CHECK(dataset_leakage(&train, &val, NULL, 0) == 0, "no example in both");
 
     char first[512], again[512], other[512];
     val_signature(&val, first, sizeof first);
@@ -511,12 +511,12 @@ static void test_split(void) {
     dataset_free(&train);
     dataset_free(&val);
 
-    CHECK(dataset_split(&all, 0.0, 1, &train, &val, err, sizeof err) == DATA_ERR_INPUT, "frac 0 refused");
-    CHECK(dataset_split(&all, 1.0, 1, &train, &val, err, sizeof err) == DATA_ERR_INPUT && contains(err, "val-split"),
+    CHECK(dataset_split(&all, 0.0, 1, &train, &val, err, sizeof err) == ERR_INPUT, "frac 0 refused");
+    CHECK(dataset_split(&all, 1.0, 1, &train, &val, err, sizeof err) == ERR_INPUT && contains(err, "val-split"),
           "frac 1 refused: %s", err);
     dataset_free(&all);
     CHECK(parse("one.tsv", "a\tx\nb\ty\n", &all) == 0, "singletons");
-    CHECK(dataset_split(&all, 0.5, 1, &train, &val, err, sizeof err) == DATA_ERR_INPUT && train.n == 0,
+    CHECK(dataset_split(&all, 0.5, 1, &train, &val, err, sizeof err) == ERR_INPUT && train.n == 0,
           "nothing to split off: %s", err);
     dataset_free(&all);
 }
@@ -527,9 +527,9 @@ static void test_leakage(void) {
     CHECK(parse("te.tsv", "a\tfoo\nb\t  hello world  \nb\tHello world\nb\thello  world\na\tbar\nb\tfoo\n", &other) == 0,
           "other");
     int lines[2] = {0, 0};
-    int n = find_leakage(&train, &other, lines, 2);
+    int n = dataset_leakage(&train, &other, lines, 2);
     CHECK(n == 3 && lines[0] == 1 && lines[1] == 2, "leakage %d at %d %d", n, lines[0], lines[1]);
-    CHECK(find_leakage(&other, &train, NULL, 0) == 3, "leakage the other way");
+    CHECK(dataset_leakage(&other, &train, NULL, 0) == 3, "leakage the other way");
     dataset_free(&train);
     dataset_free(&other);
 }

@@ -16,7 +16,7 @@ static char *capture_report(const ClassReport *r, const char *const *labels, int
     size_t size = 0;
     FILE *f = open_memstream(&text, &size);
     if (!f) return NULL;
-    report_print(r, labels, digits, f);
+    classreport_print(r, labels, digits, f);
     fclose(f);
     return text;
 }
@@ -26,7 +26,7 @@ static char *capture_confusion(const ClassReport *r, const char *const *labels) 
     size_t size = 0;
     FILE *f = open_memstream(&text, &size);
     if (!f) return NULL;
-    confusion_print(r, labels, f);
+    classreport_confusion(r, labels, f);
     fclose(f);
     return text;
 }
@@ -54,7 +54,7 @@ static const int EX_PRED[10] = {0, 0, 1, 1, 2, 2, 2, 2, 0, 0};
 
 static void test_worked_example(void) {
     ClassReport r;
-    CHECK(report_compute(&r, EX_TRUE, EX_PRED, 10, 3) == 0, "report_compute failed");
+    CHECK(classreport_compute(&r, EX_TRUE, EX_PRED, 10, 3) == 0, "report_compute failed");
     static const int confusion[9] = {2, 1, 0, 0, 1, 1, 2, 0, 3};
     for (int i = 0; i < 9; i++) CHECK(r.confusion[i] == confusion[i], "confusion[%d] = %d", i, r.confusion[i]);
     CHECK(r.total == 10 && r.n_classes == 3, "total %d classes %d", r.total, r.n_classes);
@@ -69,9 +69,9 @@ static void test_worked_example(void) {
           "macro %f %f %f", r.macro_precision, r.macro_recall, r.macro_f1);
     CHECK(near(r.weighted_precision, 0.625) && near(r.weighted_recall, 0.6) && near(r.weighted_f1, 0.604761905),
           "weighted %f %f %f", r.weighted_precision, r.weighted_recall, r.weighted_f1);
-    report_free(&r);
+    classreport_free(&r);
     CHECK(r.confusion == NULL && r.precision == NULL, "report_free clears the pointers");
-    report_free(&r); /* twice is harmless */
+    classreport_free(&r); /* twice is harmless */
 }
 
 /* sklearn's format: '{:>{width}s} ' + ' {:>9.{digits}f}' * 3 + ' {:>9}', width =
@@ -91,7 +91,7 @@ static void test_sklearn_layout(void) {
         "   macro avg       0.58      0.59      0.58        10\n"
         "weighted avg       0.62      0.60      0.60        10\n";
     ClassReport r;
-    CHECK(report_compute(&r, EX_TRUE, EX_PRED, 10, 3) == 0, "report_compute failed");
+    CHECK(classreport_compute(&r, EX_TRUE, EX_PRED, 10, 3) == 0, "report_compute failed");
     char *text = capture_report(&r, labels, 2);
     CHECK(text && strcmp(text, expected) == 0, "report differs:\n%s\nexpected:\n%s", text ? text : "(null)",
           expected);
@@ -114,7 +114,7 @@ static void test_sklearn_layout(void) {
     CHECK(text && strstr(text, "\n           2       0.75      0.60      0.67         5\n"), "index names:\n%s",
           text ? text : "(null)");
     free(text);
-    report_free(&r);
+    classreport_free(&r);
 }
 
 /* Zero division: class 1 is never predicted (precision 0/0 -> 0, f1 0);
@@ -124,7 +124,7 @@ static void test_zero_division(void) {
     static const int y_true[4] = {0, 0, 0, 1};
     static const int y_pred[4] = {0, 0, 0, 0};
     ClassReport r;
-    CHECK(report_compute(&r, y_true, y_pred, 4, 3) == 0, "report_compute failed");
+    CHECK(classreport_compute(&r, y_true, y_pred, 4, 3) == 0, "report_compute failed");
     /* class 0: tp 3, fp 1, fn 0 -> p .75, r 1, f1 6/7 */
     CHECK(near(r.precision[0], 0.75) && near(r.recall[0], 1.0) && near(r.f1[0], 6.0 / 7), "class 0");
     CHECK(r.precision[1] == 0 && r.recall[1] == 0 && r.f1[1] == 0 && r.support[1] == 1, "class 1");
@@ -134,16 +134,16 @@ static void test_zero_division(void) {
     CHECK(near(r.weighted_precision, 0.5625) && near(r.weighted_recall, 0.75) && near(r.weighted_f1, 18.0 / 28),
           "weighted");
     CHECK(!isnan(r.macro_f1) && !isnan(r.weighted_f1), "no NaN");
-    report_free(&r);
+    classreport_free(&r);
 
     /* No examples at all: everything 0, nothing NaN, and it still prints. */
-    CHECK(report_compute(&r, NULL, NULL, 0, 2) == 0, "empty input is valid");
+    CHECK(classreport_compute(&r, NULL, NULL, 0, 2) == 0, "empty input is valid");
     CHECK(r.total == 0 && r.accuracy == 0 && r.weighted_f1 == 0 && r.macro_f1 == 0, "empty: zeros");
     char *text = capture_report(&r, NULL, 2);
     CHECK(text && strstr(text, "    accuracy                           0.00         0\n"), "empty report:\n%s",
           text ? text : "(null)");
     free(text);
-    report_free(&r);
+    classreport_free(&r);
 }
 
 static void test_bad_input(void) {
@@ -151,13 +151,13 @@ static void test_bad_input(void) {
     static const int y_bad[3] = {0, 1, 3};
     static const int y_neg[3] = {0, -1, 1};
     ClassReport r;
-    CHECK(report_compute(&r, y_true, y_bad, 3, 3) == -1, "predicted label out of range");
+    CHECK(classreport_compute(&r, y_true, y_bad, 3, 3) == -1, "predicted label out of range");
     CHECK(r.confusion == NULL, "failed compute leaves no allocation");
-    CHECK(report_compute(&r, y_neg, y_true, 3, 3) == -1, "negative true label");
-    CHECK(report_compute(&r, y_true, y_true, 3, 0) == -1, "zero classes");
-    CHECK(report_compute(&r, y_true, y_true, -1, 3) == -1, "negative n");
-    CHECK(report_compute(&r, NULL, y_true, 3, 3) == -1, "NULL labels with n > 0");
-    CHECK(report_compute(NULL, y_true, y_true, 3, 3) == -1, "NULL report");
+    CHECK(classreport_compute(&r, y_neg, y_true, 3, 3) == -1, "negative true label");
+    CHECK(classreport_compute(&r, y_true, y_true, 3, 0) == -1, "zero classes");
+    CHECK(classreport_compute(&r, y_true, y_true, -1, 3) == -1, "negative n");
+    CHECK(classreport_compute(&r, NULL, y_true, 3, 3) == -1, "NULL labels with n > 0");
+    CHECK(classreport_compute(NULL, y_true, y_true, 3, 3) == -1, "NULL report");
     /* Printing a zeroed report does nothing and does not crash. */
     ClassReport empty = {0};
     char *text = capture_report(&empty, NULL, 2);
@@ -178,7 +178,7 @@ static void test_rare_class_warning(void) {
     }
     static const char *const labels[2] = {"common", "rare"};
     ClassReport r;
-    CHECK(report_compute(&r, y_true, y_pred, 100, 2) == 0, "report_compute failed");
+    CHECK(classreport_compute(&r, y_true, y_pred, 100, 2) == 0, "report_compute failed");
     CHECK(near(r.accuracy, 0.97) && r.recall[1] == 0, "accuracy %f recall %f", r.accuracy, r.recall[1]);
     char *text = capture_report(&r, labels, 2);
     CHECK(text && strstr(text, "\n! class 'rare': recall 0.00 while accuracy 0.97"), "rare-class note:\n%s",
@@ -187,20 +187,20 @@ static void test_rare_class_warning(void) {
     CHECK(text && strstr(text, "no better than always predicting 'common'"), "majority baseline note:\n%s",
           text ? text : "(null)");
     free(text);
-    report_free(&r);
+    classreport_free(&r);
 
     /* The worked example has no class far below its accuracy: no notes. */
-    CHECK(report_compute(&r, EX_TRUE, EX_PRED, 10, 3) == 0, "report_compute failed");
+    CHECK(classreport_compute(&r, EX_TRUE, EX_PRED, 10, 3) == 0, "report_compute failed");
     text = capture_report(&r, NULL, 2);
     CHECK(text && !strchr(text, '!'), "unexpected note:\n%s", text ? text : "(null)");
     free(text);
-    report_free(&r);
+    classreport_free(&r);
 }
 
 static void test_confusion_print(void) {
     static const char *const labels[3] = {"cat", "dog", "bird"};
     ClassReport r;
-    CHECK(report_compute(&r, EX_TRUE, EX_PRED, 10, 3) == 0, "report_compute failed");
+    CHECK(classreport_compute(&r, EX_TRUE, EX_PRED, 10, 3) == 0, "report_compute failed");
     char *text = capture_confusion(&r, labels);
     CHECK(text && strstr(text, "rows: true") && strstr(text, "columns: predicted"), "header:\n%s",
           text ? text : "(null)");
@@ -209,7 +209,7 @@ static void test_confusion_print(void) {
     CHECK(text && strstr(text, "\ncat       |    2    1    0\n"), "row cat:\n%s", text ? text : "(null)");
     CHECK(text && strstr(text, "\nbird      |    2    0    3\n"), "row bird:\n%s", text ? text : "(null)");
     free(text);
-    report_free(&r);
+    classreport_free(&r);
 
     /* 12 classes with long labels: numbered columns, cut row labels, and
      * every matrix line equally long so the columns stay aligned. */
@@ -225,7 +225,7 @@ static void test_confusion_print(void) {
         snprintf(names[k], sizeof names[k], "category_number_%02d_with_a_long_descriptive_name", k);
         long_labels[k] = names[k];
     }
-    CHECK(report_compute(&r, y_true, y_pred, N, C) == 0, "report_compute failed");
+    CHECK(classreport_compute(&r, y_true, y_pred, N, C) == 0, "report_compute failed");
     text = capture_confusion(&r, long_labels);
     CHECK(text && count_lines(text) == 3 + C, "lines: %d", count_lines(text));
     CHECK(text && !strstr(text, "long_descriptive_name"), "long labels are cut:\n%s", text ? text : "(null)");
@@ -262,7 +262,7 @@ static void test_confusion_print(void) {
     snprintf(row0, sizeof row0, "| %2d ", r.confusion[0]);
     CHECK(text && strstr(text, row0), "row 0 starts with %s", row0);
     free(text);
-    report_free(&r);
+    classreport_free(&r);
 }
 
 int main(void) {

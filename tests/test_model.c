@@ -279,7 +279,7 @@ static void test_checkpoint_round_trip(const char *dir) {
     m->params[7] = -0.0f;   /* signed zero must survive */
     const char *keys[] = {"vocab", "labels"};
     const char *values[] = {"[\"[PAD]\",\"a \\\"quoted\\\" token\"]", "[\"neg\",\"pos\",\"x\"]"};
-    int rc = model_save(m, path, keys, values, 2, err, sizeof err);
+    int rc = model_save(m, NULL, path, keys, values, 2, err, sizeof err);
     CHECK(rc == 0, "model_save: %s", err);
     rc = model_save_state(m, state_path, NULL, NULL, 0, err, sizeof err);
     CHECK(rc == 0, "model_save_state: %s", err);

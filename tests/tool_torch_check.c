@@ -102,7 +102,7 @@ static int run_case(const Case *c, const char *outdir) {
     const char *extra_keys[] = {"vocab", "labels"};
     const char *extra_values[] = {vocab, "[\"neg\",\"neutral\",\"pos\"]"};
     snprintf(path, sizeof path, "%s/model.safetensors", dir);
-    if (model_save(m, path, extra_keys, extra_values, 2, err, sizeof err) != 0) {
+    if (model_save(m, NULL, path, extra_keys, extra_values, 2, err, sizeof err) != 0) {
         fprintf(stderr, "tool_torch_check: %s\n", err);
         return 1;
     }

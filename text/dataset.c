@@ -1,7 +1,9 @@
-/* data.c: reads labelled text (TSV, or CSV with a header) line by line into
- * examples, refusing bad input with "path:line: problem", and splits a
- * dataset into stratified, seeded train/validation parts (SPEC section 3). */
+/* dataset.c: reads labelled text (TSV, or CSV with a header) line by line into
+ * examples, refusing bad input with "path:line: problem"; splits a dataset
+ * into stratified, seeded train/validation parts; finds leakage (SPEC 3). */
 #include "text/dataset.h"
+
+#include "base/strmap.h"
 #include "base/rng.h"
 
 #include <errno.h>
@@ -20,17 +22,6 @@
 
 enum { FORMAT_UNKNOWN, FORMAT_TSV, FORMAT_CSV };
 
-static int fail(char *err, size_t errlen, int code, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
-static int fail(char *err, size_t errlen, int code, const char *fmt, ...) {
-    if (err && errlen) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(err, errlen, fmt, ap);
-        va_end(ap);
-    }
-    return code;
-}
-
 static int is_space(unsigned char c) {
     return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r';
 }
@@ -39,14 +30,6 @@ static int is_space(unsigned char c) {
 static void trim_span(const char **s, size_t *len) {
     while (*len && is_space((unsigned char)**s)) { (*s)++; (*len)--; }
     while (*len && is_space((unsigned char)(*s)[*len - 1])) (*len)--;
-}
-
-static char *copy_span(const char *s, size_t len) {
-    char *copy = malloc(len + 1);
-    if (!copy) return NULL;
-    memcpy(copy, s, len);
-    copy[len] = '\0';
-    return copy;
 }
 
 /* Offset of the first byte starting an invalid UTF-8 sequence, or len when
@@ -94,12 +77,12 @@ typedef struct {
 } LineReader;
 
 static int line_too_long(LineReader *r, size_t len, char *err, size_t errlen) {
-    return fail(err, errlen, DATA_ERR_INPUT, "%s:%d: line is too long (%zu bytes; the limit is %zu)", r->path,
+    return fail(err, errlen, ERR_INPUT, "%s:%d: line is too long (%zu bytes; the limit is %zu)", r->path,
                 r->line_no, len, MAX_LINE_BYTES);
 }
 
 static int reader_next_mem(LineReader *r, const char **line, size_t *len, int *got, char *err, size_t errlen) {
-    if (r->mem_pos >= r->mem_len) return DATA_OK;
+    if (r->mem_pos >= r->mem_len) return EXIT_OK;
     const char *start = r->mem + r->mem_pos;
     size_t left = r->mem_len - r->mem_pos;
     const char *nl = memchr(start, '\n', left);
@@ -110,19 +93,19 @@ static int reader_next_mem(LineReader *r, const char **line, size_t *len, int *g
     *line = start;
     *len = n;
     *got = 1;
-    return DATA_OK;
+    return EXIT_OK;
 }
 
 /* Makes room for need bytes in the line buffer (need <= MAX_LINE_BYTES). */
 static int reader_reserve(LineReader *r, size_t need, char *err, size_t errlen) {
-    if (need <= r->line_cap) return DATA_OK;
+    if (need <= r->line_cap) return EXIT_OK;
     size_t cap = r->line_cap ? r->line_cap : 256;
     while (cap < need) cap *= 2;
     char *grown = realloc(r->line, cap);
-    if (!grown) return fail(err, errlen, DATA_ERR_IO, "%s:%d: out of memory", r->path, r->line_no + 1);
+    if (!grown) return fail(err, errlen, ERR_RUNTIME, "%s:%d: out of memory", r->path, r->line_no + 1);
     r->line = grown;
     r->line_cap = cap;
-    return DATA_OK;
+    return EXIT_OK;
 }
 
 /* Reads on to the end of the line; keeps at most MAX_LINE_BYTES of it, but
@@ -137,7 +120,7 @@ static int reader_next_file(LineReader *r, const char **line, size_t *len, int *
             r->chunk_pos = 0;
             if (r->chunk_len == 0) {
                 if (ferror(r->fp))
-                    return fail(err, errlen, DATA_ERR_IO, "%s:%d: read error: %s", r->path, r->line_no + 1,
+                    return fail(err, errlen, ERR_RUNTIME, "%s:%d: read error: %s", r->path, r->line_no + 1,
                                 strerror(errno));
                 r->eof = 1;
                 break;
@@ -157,19 +140,19 @@ static int reader_next_file(LineReader *r, const char **line, size_t *len, int *
         r->chunk_pos += nl ? n + 1 : n;
         if (nl) break;
     }
-    if (!seen) return DATA_OK;
+    if (!seen) return EXIT_OK;
     r->line_no++;
     if (total > MAX_LINE_BYTES) return line_too_long(r, total, err, errlen);
     *line = r->line ? r->line : "";
     *len = total;
     *got = 1;
-    return DATA_OK;
+    return EXIT_OK;
 }
 
 /* Next physical line without its '\n'; *got is 0 at the end of the input. */
 static int reader_next(LineReader *r, const char **line, size_t *len, int *got, char *err, size_t errlen) {
     *got = 0;
-    if (r->line_no == INT_MAX) return fail(err, errlen, DATA_ERR_INPUT, "%s: too many lines", r->path);
+    if (r->line_no == INT_MAX) return fail(err, errlen, ERR_INPUT, "%s: too many lines", r->path);
     return r->fp ? reader_next_file(r, line, len, got, err, errlen)
                  : reader_next_mem(r, line, len, got, err, errlen);
 }
@@ -204,19 +187,19 @@ static size_t csv_field_start(const CsvRecord *rec, int k) { return k ? rec->fie
 
 static int csv_end_field(CsvRecord *rec, const char *path, int line_no, char *err, size_t errlen) {
     if (rec->n_fields >= CSV_MAX_FIELDS)
-        return fail(err, errlen, DATA_ERR_INPUT, "%s:%d: more than %d fields in a CSV record", path, line_no,
+        return fail(err, errlen, ERR_INPUT, "%s:%d: more than %d fields in a CSV record", path, line_no,
                     CSV_MAX_FIELDS);
     if (rec->n_fields == rec->fields_cap) {
         int cap = rec->fields_cap ? rec->fields_cap * 2 : 8;
         size_t *grown = realloc(rec->field_end, (size_t)cap * sizeof *grown);
-        if (!grown) return fail(err, errlen, DATA_ERR_IO, "%s:%d: out of memory", path, line_no);
+        if (!grown) return fail(err, errlen, ERR_RUNTIME, "%s:%d: out of memory", path, line_no);
         rec->field_end = grown;
         rec->fields_cap = cap;
     }
     rec->field_end[rec->n_fields++] = rec->len;
     rec->after_quote = 0;
     rec->field_has_text = 0;
-    return DATA_OK;
+    return EXIT_OK;
 }
 
 /* Feeds one physical line. When it completes the record, rec->active drops
@@ -230,7 +213,7 @@ static int csv_feed(CsvRecord *rec, const char *s, size_t n, const char *path, i
         rec->in_quotes = rec->after_quote = rec->field_has_text = 0;
         rec->start_line = line_no;
     } else if (csv_append(rec, '\n')) {      /* the line break inside a quoted field */
-        return fail(err, errlen, DATA_ERR_IO, "%s:%d: out of memory", path, line_no);
+        return fail(err, errlen, ERR_RUNTIME, "%s:%d: out of memory", path, line_no);
     }
     for (size_t i = 0; i < n; i++) {
         char c = s[i];
@@ -244,7 +227,7 @@ static int csv_feed(CsvRecord *rec, const char *s, size_t n, const char *path, i
             if (frc) return frc;
         } else if (rec->after_quote) {
             if (c != ' ' && c != '\t')
-                return fail(err, errlen, DATA_ERR_INPUT, "%s:%d: text after a closing quote at byte column %zu",
+                return fail(err, errlen, ERR_INPUT, "%s:%d: text after a closing quote at byte column %zu",
                             path, line_no, i + 1);
         } else if (c == '"' && !rec->field_has_text) {
             rec->len = csv_field_start(rec, rec->n_fields);   /* drop blanks before the quote */
@@ -254,12 +237,12 @@ static int csv_feed(CsvRecord *rec, const char *s, size_t n, const char *path, i
             rc = csv_append(rec, c);
             if (c != ' ' && c != '\t') rec->field_has_text = 1;
         }
-        if (rc) return fail(err, errlen, DATA_ERR_IO, "%s:%d: out of memory", path, line_no);
+        if (rc) return fail(err, errlen, ERR_RUNTIME, "%s:%d: out of memory", path, line_no);
         if (rec->len > MAX_LINE_BYTES)
-            return fail(err, errlen, DATA_ERR_INPUT, "%s:%d: CSV record is too long (more than %zu bytes)", path,
+            return fail(err, errlen, ERR_INPUT, "%s:%d: CSV record is too long (more than %zu bytes)", path,
                         rec->start_line, MAX_LINE_BYTES);
     }
-    if (rec->in_quotes) return DATA_OK;
+    if (rec->in_quotes) return EXIT_OK;
     rec->active = 0;
     return csv_end_field(rec, path, line_no, err, errlen);
 }
@@ -318,28 +301,28 @@ static int add_example(Parser *p, const char *label, size_t label_len, const cha
                        int line_no) {
     trim_span(&label, &label_len);
     trim_span(&text, &text_len);
-    if (!label_len) return fail(p->err, p->errlen, DATA_ERR_INPUT, "%s:%d: empty label", p->path, line_no);
-    if (!text_len) return fail(p->err, p->errlen, DATA_ERR_INPUT, "%s:%d: empty text", p->path, line_no);
+    if (!label_len) return fail(p->err, p->errlen, ERR_INPUT, "%s:%d: empty label", p->path, line_no);
+    if (!text_len) return fail(p->err, p->errlen, ERR_INPUT, "%s:%d: empty text", p->path, line_no);
     TextDataset *d = p->out;
-    if (d->n == INT_MAX) return fail(p->err, p->errlen, DATA_ERR_INPUT, "%s:%d: too many examples", p->path, line_no);
+    if (d->n == INT_MAX) return fail(p->err, p->errlen, ERR_INPUT, "%s:%d: too many examples", p->path, line_no);
     if (d->n == p->cap) {
         int cap = p->cap ? (p->cap > INT_MAX / 2 ? INT_MAX : p->cap * 2) : 64;
         Example *grown = realloc(d->examples, (size_t)cap * sizeof *grown);
-        if (!grown) return fail(p->err, p->errlen, DATA_ERR_IO, "%s:%d: out of memory", p->path, line_no);
+        if (!grown) return fail(p->err, p->errlen, ERR_RUNTIME, "%s:%d: out of memory", p->path, line_no);
         d->examples = grown;
         p->cap = cap;
     }
     Example *ex = &d->examples[d->n];
-    ex->label = copy_span(label, label_len);
-    ex->text = copy_span(text, text_len);
+    ex->label = strndup(label, label_len);
+    ex->text = strndup(text, text_len);
     ex->line = line_no;
     if (!ex->label || !ex->text) {
         free(ex->label);
         free(ex->text);
-        return fail(p->err, p->errlen, DATA_ERR_IO, "%s:%d: out of memory", p->path, line_no);
+        return fail(p->err, p->errlen, ERR_RUNTIME, "%s:%d: out of memory", p->path, line_no);
     }
     d->n++;
-    return DATA_OK;
+    return EXIT_OK;
 }
 
 /* A TSV line: label, first tab, text (later tabs are whitespace in the text). */
@@ -347,7 +330,7 @@ static int tsv_line(Parser *p, const char *s, size_t n, int first_content) {
     int line_no = p->reader.line_no;
     const char *tab = memchr(s, '\t', n);
     if (!tab)
-        return fail(p->err, p->errlen, DATA_ERR_INPUT, "%s:%d: no tab between label and text", p->path, line_no);
+        return fail(p->err, p->errlen, ERR_INPUT, "%s:%d: no tab between label and text", p->path, line_no);
     const char *label = s, *text = tab + 1;
     size_t label_len = (size_t)(tab - s), text_len = n - label_len - 1;
     if (first_content) {
@@ -356,7 +339,7 @@ static int tsv_line(Parser *p, const char *s, size_t n, int first_content) {
         size_t ll = label_len, tl = text_len;
         trim_span(&l, &ll);
         trim_span(&t, &tl);
-        if (span_equals_nocase(l, ll, "label") && span_equals_nocase(t, tl, "text")) return DATA_OK;
+        if (span_equals_nocase(l, ll, "label") && span_equals_nocase(t, tl, "text")) return EXIT_OK;
     }
     return add_example(p, label, label_len, text, text_len, line_no);
 }
@@ -366,15 +349,15 @@ static int csv_header(Parser *p) {
     int label_column = csv_find_column(&p->rec, "label");
     int text_column = csv_find_column(&p->rec, "text");
     if (label_column == -2 || text_column == -2)
-        return fail(p->err, p->errlen, DATA_ERR_INPUT, "%s:%d: CSV header names the '%s' column twice", p->path,
+        return fail(p->err, p->errlen, ERR_INPUT, "%s:%d: CSV header names the '%s' column twice", p->path,
                     line_no, label_column == -2 ? "label" : "text");
     if (label_column < 0 || text_column < 0)
-        return fail(p->err, p->errlen, DATA_ERR_INPUT, "%s:%d: CSV header has no '%s' column (it needs 'label' and 'text')",
+        return fail(p->err, p->errlen, ERR_INPUT, "%s:%d: CSV header has no '%s' column (it needs 'label' and 'text')",
                     p->path, line_no, label_column < 0 ? "label" : "text");
     p->n_columns = p->rec.n_fields;
     p->label_column = label_column;
     p->text_column = text_column;
-    return DATA_OK;
+    return EXIT_OK;
 }
 
 static int csv_line(Parser *p, const char *s, size_t n) {
@@ -382,7 +365,7 @@ static int csv_line(Parser *p, const char *s, size_t n) {
     if (rc || p->rec.active) return rc;
     if (!p->n_columns) return csv_header(p);
     if (p->rec.n_fields != p->n_columns)
-        return fail(p->err, p->errlen, DATA_ERR_INPUT, "%s:%d: wrong number of fields: %d, the header has %d",
+        return fail(p->err, p->errlen, ERR_INPUT, "%s:%d: wrong number of fields: %d, the header has %d",
                     p->path, p->rec.start_line, p->rec.n_fields, p->n_columns);
     const char *label, *text;
     size_t label_len, text_len;
@@ -427,14 +410,14 @@ static int parse_line(Parser *p, const char *s, size_t n) {
     if (n && s[n - 1] == '\r') n--;                                                          /* CRLF */
     const char *nul = memchr(s, '\0', n);
     if (nul)
-        return fail(p->err, p->errlen, DATA_ERR_INPUT, "%s:%d: NUL byte at byte column %zu", p->path, line_no,
+        return fail(p->err, p->errlen, ERR_INPUT, "%s:%d: NUL byte at byte column %zu", p->path, line_no,
                     (size_t)(nul - s) + 1);
     size_t bad = utf8_invalid_at((const unsigned char *)s, n);
     if (bad < n)
-        return fail(p->err, p->errlen, DATA_ERR_INPUT, "%s:%d: invalid UTF-8 at byte column %zu", p->path, line_no,
+        return fail(p->err, p->errlen, ERR_INPUT, "%s:%d: invalid UTF-8 at byte column %zu", p->path, line_no,
                     bad + 1);
     if (p->rec.active) return csv_line(p, s, n);     /* a quoted field runs on */
-    if (is_blank(s, n) || is_comment(s, n)) return DATA_OK;
+    if (is_blank(s, n) || is_comment(s, n)) return EXIT_OK;
     if (p->format == FORMAT_UNKNOWN) return first_content_line(p, s, n);
     return p->format == FORMAT_CSV ? csv_line(p, s, n) : tsv_line(p, s, n, 0);
 }
@@ -456,10 +439,10 @@ static int parse_all(Parser *p) {
         if (rc) return rc;
     }
     if (p->rec.active)
-        return fail(p->err, p->errlen, DATA_ERR_INPUT, "%s:%d: unbalanced quote: the quoted field opened here is never closed",
+        return fail(p->err, p->errlen, ERR_INPUT, "%s:%d: unbalanced quote: the quoted field opened here is never closed",
                     p->path, p->rec.quote_line);
-    if (p->out->n == 0) return fail(p->err, p->errlen, DATA_ERR_INPUT, "%s: no examples", p->path);
-    return DATA_OK;
+    if (p->out->n == 0) return fail(p->err, p->errlen, ERR_INPUT, "%s: no examples", p->path);
+    return EXIT_OK;
 }
 
 /* Runs the parser over a prepared reader; out is filled or left empty. */
@@ -473,9 +456,9 @@ static int parse_source(const char *path, LineReader *reader, TextDataset *out, 
     p.csv_by_name = path_ends_csv(path);
     p.err = err;
     p.errlen = errlen;
-    int rc = DATA_OK;
-    out->path = copy_span(path, strlen(path));
-    if (!out->path) rc = fail(err, errlen, DATA_ERR_IO, "%s: out of memory", path);
+    int rc = EXIT_OK;
+    out->path = strndup(path, strlen(path));
+    if (!out->path) rc = fail(err, errlen, ERR_RUNTIME, "%s: out of memory", path);
     if (!rc) rc = parse_all(&p);
     free(p.rec.bytes);
     free(p.rec.field_end);
@@ -485,10 +468,10 @@ static int parse_source(const char *path, LineReader *reader, TextDataset *out, 
 }
 
 int dataset_parse(const char *path, const char *buf, size_t len, TextDataset *out, char *err, size_t errlen) {
-    if (!out) return fail(err, errlen, DATA_ERR_IO, "dataset_parse: no output");
+    if (!out) return fail(err, errlen, ERR_RUNTIME, "dataset_parse: no output");
     memset(out, 0, sizeof *out);
     if (!path) path = "(buffer)";
-    if (!buf && len) return fail(err, errlen, DATA_ERR_IO, "%s: no buffer", path);
+    if (!buf && len) return fail(err, errlen, ERR_RUNTIME, "%s: no buffer", path);
     LineReader reader;
     memset(&reader, 0, sizeof reader);
     reader.mem = buf ? buf : "";
@@ -497,15 +480,15 @@ int dataset_parse(const char *path, const char *buf, size_t len, TextDataset *ou
 }
 
 int dataset_read(const char *path, TextDataset *out, char *err, size_t errlen) {
-    if (!out) return fail(err, errlen, DATA_ERR_IO, "dataset_read: no output");
+    if (!out) return fail(err, errlen, ERR_RUNTIME, "dataset_read: no output");
     memset(out, 0, sizeof *out);
-    if (!path || !*path) return fail(err, errlen, DATA_ERR_INPUT, "no data file given");
+    if (!path || !*path) return fail(err, errlen, ERR_INPUT, "no data file given");
     FILE *fp = fopen(path, "rb");
-    if (!fp) return fail(err, errlen, DATA_ERR_INPUT, "%s: %s", path, strerror(errno));
+    if (!fp) return fail(err, errlen, ERR_INPUT, "%s: %s", path, strerror(errno));
     struct stat st;
     if (fstat(fileno(fp), &st) == 0 && S_ISDIR(st.st_mode)) {
         fclose(fp);
-        return fail(err, errlen, DATA_ERR_INPUT, "%s: is a directory, not a data file", path);
+        return fail(err, errlen, ERR_INPUT, "%s: is a directory, not a data file", path);
     }
     LineReader reader;
     memset(&reader, 0, sizeof reader);
@@ -514,7 +497,7 @@ int dataset_read(const char *path, TextDataset *out, char *err, size_t errlen) {
     int rc;
     if (!reader.chunk) {
         dataset_free(out);
-        rc = fail(err, errlen, DATA_ERR_IO, "%s: out of memory", path);
+        rc = fail(err, errlen, ERR_RUNTIME, "%s: out of memory", path);
     } else {
         rc = parse_source(path, &reader, out, err, errlen);
     }
@@ -577,15 +560,15 @@ static int copy_subset(const TextDataset *all, const unsigned char *is_val, int 
     memset(out, 0, sizeof *out);
     int count = 0;
     for (int i = 0; i < all->n; i++) count += is_val[i] == want;
-    out->path = copy_span(all->path ? all->path : "", strlen(all->path ? all->path : ""));
+    out->path = strndup(all->path ? all->path : "", strlen(all->path ? all->path : ""));
     out->examples = calloc(count ? (size_t)count : 1, sizeof *out->examples);
     if (!out->path || !out->examples) return -1;
     for (int i = 0; i < all->n; i++) {
         if (is_val[i] != want) continue;
         const Example *src = &all->examples[i];
         Example *dst = &out->examples[out->n];
-        dst->label = copy_span(src->label, strlen(src->label));
-        dst->text = copy_span(src->text, strlen(src->text));
+        dst->label = strndup(src->label, strlen(src->label));
+        dst->text = strndup(src->text, strlen(src->text));
         dst->line = src->line;
         out->n++;                       /* counted first so dataset_free releases a partial copy */
         if (!dst->label || !dst->text) return -1;
@@ -595,19 +578,19 @@ static int copy_subset(const TextDataset *all, const unsigned char *is_val, int 
 
 int dataset_split(const TextDataset *all, double frac, uint64_t seed, TextDataset *train, TextDataset *val,
                   char *err, size_t errlen) {
-    if (!all || !train || !val) return fail(err, errlen, DATA_ERR_IO, "dataset_split: missing argument");
+    if (!all || !train || !val) return fail(err, errlen, ERR_RUNTIME, "dataset_split: missing argument");
     memset(train, 0, sizeof *train);
     memset(val, 0, sizeof *val);
     const char *path = all->path ? all->path : "(data)";
     if (!(frac > 0.0 && frac < 1.0))
-        return fail(err, errlen, DATA_ERR_INPUT, "--val-split must be between 0 and 1 (exclusive), got %g", frac);
-    if (all->n < 2) return fail(err, errlen, DATA_ERR_INPUT, "%s: too few examples to split off validation", path);
+        return fail(err, errlen, ERR_INPUT, "--val-split must be between 0 and 1 (exclusive), got %g", frac);
+    if (all->n < 2) return fail(err, errlen, ERR_INPUT, "%s: too few examples to split off validation", path);
     LabelledIndex *order = malloc((size_t)all->n * sizeof *order);
     unsigned char *is_val = calloc((size_t)all->n, 1);
     if (!order || !is_val) {
         free(order);
         free(is_val);
-        return fail(err, errlen, DATA_ERR_IO, "%s: out of memory", path);
+        return fail(err, errlen, ERR_RUNTIME, "%s: out of memory", path);
     }
     for (int i = 0; i < all->n; i++) {
         order[i].label = all->examples[i].label;
@@ -621,11 +604,11 @@ int dataset_split(const TextDataset *all, double frac, uint64_t seed, TextDatase
     }
     int n_val = 0;
     for (int i = 0; i < all->n; i++) n_val += is_val[i];
-    int rc = DATA_OK;
+    int rc = EXIT_OK;
     if (n_val == 0)
-        rc = fail(err, errlen, DATA_ERR_INPUT, "%s: cannot split off validation: no label has 2 or more examples", path);
+        rc = fail(err, errlen, ERR_INPUT, "%s: cannot split off validation: no label has 2 or more examples", path);
     else if (copy_subset(all, is_val, 0, train) || copy_subset(all, is_val, 1, val))
-        rc = fail(err, errlen, DATA_ERR_IO, "%s: out of memory", path);
+        rc = fail(err, errlen, ERR_RUNTIME, "%s: out of memory", path);
     if (rc) {
         dataset_free(train);
         dataset_free(val);
@@ -633,4 +616,39 @@ int dataset_split(const TextDataset *all, double frac, uint64_t seed, TextDatase
     free(order);
     free(is_val);
     return rc;
+}
+
+/* ---- Leakage ---- */
+
+/* Trimmed span of a text: the comparison ignores surrounding whitespace. */
+static void trimmed(const char *s, const char **start, size_t *len) {
+    *start = s;
+    *len = strlen(s);
+    trim_span(start, len);
+}
+
+int dataset_leakage(const TextDataset *train, const TextDataset *other, int *lines, int max_lines) {
+    if (!train || !other) return 0;
+    StrMap seen;
+    memset(&seen, 0, sizeof seen);
+    for (int i = 0; i < train->n; i++) {
+        const char *s;
+        size_t len;
+        trimmed(train->examples[i].text, &s, &len);
+        if (strmap_add(&seen, s, len) < 0) {
+            strmap_free(&seen);
+            return -1;
+        }
+    }
+    int count = 0;
+    for (int i = 0; i < other->n; i++) {
+        const char *s;
+        size_t len;
+        trimmed(other->examples[i].text, &s, &len);
+        if (!strmap_contains(&seen, s, len)) continue;
+        if (lines && count < max_lines) lines[count] = other->examples[i].line;
+        count++;
+    }
+    strmap_free(&seen);
+    return count;
 }

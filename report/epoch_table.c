@@ -1,11 +1,12 @@
-/* epochlog.c: the per-epoch table, observation, progress bar and metrics.csv. */
-#include "report/epochlog.h"
+/* epoch_table.c: what a training run prints per epoch: the table row with
+ * its observation, and the progress bar (see epoch_table.h). */
+#include "report/epoch_table.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "base/fileio.h"
+#include <stdio.h>
 
 #define CONVERGING_GAIN 0.05   /* train loss falling by less than 5% an epoch */
 #define PLATEAU_GAIN 0.01      /* ... by less than 1% */
@@ -48,7 +49,7 @@ void epoch_observation(const EpochRecord *h, int n, int has_val, int best_epoch,
     else snprintf(buf, len, "learning%s", best);
 }
 
-void table_header(FILE *out, int has_val) {
+void epoch_table_header(FILE *out, int has_val) {
     if (has_val) {
         fprintf(out, "Epoch |   Loss | Accuracy | Val loss | Val acc | Val F1 | Seconds | Observation\n");
         fprintf(out, "------+--------+----------+----------+---------+--------+---------+------------\n");
@@ -59,7 +60,7 @@ void table_header(FILE *out, int has_val) {
     fflush(out);
 }
 
-void table_row(FILE *out, const EpochRecord *r, int has_val, const char *observation) {
+void epoch_table_row(FILE *out, const EpochRecord *r, int has_val, const char *observation) {
     if (has_val)
         fprintf(out, "%5d | %6.4f | %8.4f | %8.4f | %7.4f | %6.4f | %7.1f | %s\n", r->epoch, r->train_loss,
                 r->train_acc, r->val_loss, r->val_acc, r->val_f1, r->seconds, observation);
@@ -69,88 +70,7 @@ void table_row(FILE *out, const EpochRecord *r, int has_val, const char *observa
     fflush(out);
 }
 
-/* ------------------------------------------------------------ metrics.csv */
-
-static const char *CSV_HEADER_VAL = "epoch,train_loss,train_acc,val_loss,val_acc,val_macro_f1,lr,seconds,tokens_per_s\n";
-static const char *CSV_HEADER = "epoch,train_loss,train_acc,lr,seconds,tokens_per_s\n";
-
-char *metrics_csv_format(const EpochRecord *h, int n, int has_val) {
-    size_t cap = 128 + (size_t)n * 160;
-    char *text = malloc(cap);
-    if (!text) return NULL;
-    size_t used = (size_t)snprintf(text, cap, "%s", has_val ? CSV_HEADER_VAL : CSV_HEADER);
-    for (int i = 0; i < n; i++) {
-        const EpochRecord *r = &h[i];
-        if (has_val)
-            used += (size_t)snprintf(text + used, cap - used, "%d,%.6f,%.6f,%.6f,%.6f,%.6f,%.6e,%.2f,%.0f\n", r->epoch,
-                                     r->train_loss, r->train_acc, r->val_loss, r->val_acc, r->val_f1, r->lr,
-                                     r->seconds, r->tokens_per_s);
-        else
-            used += (size_t)snprintf(text + used, cap - used, "%d,%.6f,%.6f,%.6e,%.2f,%.0f\n", r->epoch, r->train_loss,
-                                     r->train_acc, r->lr, r->seconds, r->tokens_per_s);
-    }
-    return text;
-}
-
-int metrics_csv_write(const char *path, const EpochRecord *h, int n, int has_val, char *err, size_t errlen) {
-    char *text = metrics_csv_format(h, n, has_val);
-    if (!text) {
-        snprintf(err, errlen, "%s: out of memory", path);
-        return -1;
-    }
-    int rc = atomic_write(path, text, strlen(text), err, errlen);
-    free(text);
-    return rc;
-}
-
-int metrics_csv_read(const char *path, EpochRecord **history, int *has_val, char *err, size_t errlen) {
-    size_t len;
-    char *text = (char *)read_file(path, &len, err, errlen);
-    if (!text) return -1;
-    *has_val = strncmp(text, CSV_HEADER_VAL, strlen(CSV_HEADER_VAL)) == 0;
-    if (!*has_val && strncmp(text, CSV_HEADER, strlen(CSV_HEADER)) != 0) {
-        snprintf(err, errlen, "%s:1: not a metrics.csv header", path);
-        free(text);
-        return -1;
-    }
-    int n = 0, cap = 16;
-    EpochRecord *h = malloc(sizeof *h * cap);
-    char *line = strchr(text, '\n');
-    int line_no = 1;
-    while (h && line && line[1]) {
-        line++;
-        line_no++;
-        if (n == cap) {
-            EpochRecord *bigger = realloc(h, sizeof *h * (cap *= 2));
-            if (!bigger) break;
-            h = bigger;
-        }
-        EpochRecord *r = &h[n];
-        memset(r, 0, sizeof *r);
-        int fields = has_val && *has_val
-            ? sscanf(line, "%d,%lf,%lf,%lf,%lf,%lf,%lf,%lf,%lf", &r->epoch, &r->train_loss, &r->train_acc,
-                     &r->val_loss, &r->val_acc, &r->val_f1, &r->lr, &r->seconds, &r->tokens_per_s)
-            : sscanf(line, "%d,%lf,%lf,%lf,%lf,%lf", &r->epoch, &r->train_loss, &r->train_acc, &r->lr, &r->seconds,
-                     &r->tokens_per_s);
-        if (fields != (*has_val ? 9 : 6)) {
-            snprintf(err, errlen, "%s:%d: malformed metrics row", path, line_no);
-            free(h);
-            free(text);
-            return -1;
-        }
-        n++;
-        line = strchr(line, '\n');
-    }
-    free(text);
-    if (!h) {
-        snprintf(err, errlen, "%s: out of memory", path);
-        return -1;
-    }
-    *history = h;
-    return n;
-}
-
-/* ------------------------------------------------------------ progress */
+/* ------------------------------------------------------------ progress bar */
 
 static void format_duration(double seconds, char *buf, size_t len) {
     long s = (long)(seconds + 0.5);

@@ -1,5 +1,5 @@
-/* runinfo.c: writing and reading run.json (see runinfo.h). */
-#include "run/runinfo.h"
+/* record.c: writing and reading run.json (see record.h). */
+#include "run/record.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,10 +22,10 @@
 
 const char *program_version(void) { return TRAIN_VERSION; }
 
-int file_digest(const char *path, char sha256[65], long *lines, char *err, size_t errlen) {
+int record_file_digest(const char *path, char sha256[65], long *lines, char *err, size_t errlen) {
     size_t len;
     unsigned char *data = read_file(path, &len, err, errlen);
-    if (!data) return -1;
+    if (!data) return ERR_RUNTIME;
     sha256_hex(data, len, sha256);
     long count = 0;
     for (size_t i = 0; i < len; i++) count += data[i] == '\n';
@@ -54,7 +54,7 @@ static void cpu_model(char *buf, size_t len) {
 static int add_file(JsonBuf *b, const char *role, const char *path, int first, char *err, size_t errlen) {
     char hex[65];
     long lines;
-    if (file_digest(path, hex, &lines, err, errlen) != 0) return -1;
+    if (record_file_digest(path, hex, &lines, err, errlen) != 0) return -1;
     int rc = jsonbuf_puts(b, first ? "\n    " : ",\n    ");
     rc |= jsonbuf_printf(b, "{\"role\": \"%s\", \"path\": ", role);
     rc |= jsonbuf_string(b, path);
@@ -62,7 +62,7 @@ static int add_file(JsonBuf *b, const char *role, const char *path, int first, c
     return rc;
 }
 
-int runinfo_write(const char *dir, const Options *o, const char *data_path, int argc, char **argv, int threads,
+int record_write(const char *dir, const Options *o, const char *data_path, int argc, char **argv, int threads,
                   char *err, size_t errlen) {
     JsonBuf b = {0};
     int rc = jsonbuf_puts(&b, "{\n  \"command\": [");
@@ -116,7 +116,7 @@ static char *dup_string(const JsonValue *v) {
     return v && v->type == JSON_STRING ? strdup(v->string) : NULL;
 }
 
-int runinfo_read(const char *dir, RunInfo *info, char *err, size_t errlen) {
+int record_read(const char *dir, RunRecord *info, char *err, size_t errlen) {
     memset(info, 0, sizeof *info);
     options_defaults(&info->options);
     char path[4096];
@@ -164,14 +164,28 @@ int runinfo_read(const char *dir, RunInfo *info, char *err, size_t errlen) {
         info->n_files++;
     }
     json_free(root);
-    if (rc != 0) runinfo_free(info);
+    if (rc != 0) record_free(info);
     return rc;
 }
 
-void runinfo_free(RunInfo *info) {
+void record_free(RunRecord *info) {
     options_free(&info->options);
     free(info->data_path);
     free(info->version);
     for (int i = 0; i < info->n_files; i++) free(info->files[i].path);
     memset(info, 0, sizeof *info);
+}
+
+int record_check_data(const RunRecord *info, char *err, size_t errlen) {
+    for (int i = 0; i < info->n_files; i++) {
+        const DataFileInfo *file = &info->files[i];
+        char hex[65], why[512];
+        long lines;
+        if (record_file_digest(file->path, hex, &lines, why, sizeof why) != 0)
+            return fail(err, errlen, ERR_INPUT, "the %s data of the run cannot be read: %s", file->role, why);
+        if (strcmp(hex, file->sha256) != 0)
+            return fail(err, errlen, ERR_INPUT, "%s (%s data) has changed since the run was recorded: SHA-256 %s, "
+                        "recorded %s", file->path, file->role, hex, file->sha256);
+    }
+    return EXIT_OK;
 }

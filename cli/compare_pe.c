@@ -1,0 +1,55 @@
+/* compare_pe.c: `./train compare-pe DATA`: the same run with sinusoidal
+ * positional encoding and without, traces and curves side by side. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/commands.h"
+#include "cli/traces.h"
+#include "report/curves.h"
+#include "run/fit.h"
+#include "run/rundir.h"
+
+int command_compare_pe(const Options *o, int argc, char **argv) {
+    if (o->n_args != 1) return cli_usage_error("compare-pe needs exactly one data file");
+    char base[4096];
+    if (o->out_dir && *o->out_dir) snprintf(base, sizeof base, "%s", o->out_dir);
+    else rundir_default(o->args[0], "-compare-pe", base, sizeof base);
+    const char *kinds[2] = {"sinusoidal", "none"};
+    FitSummary summary[2];
+    memset(summary, 0, sizeof summary);
+    int rc = EXIT_OK;
+    char err[1024] = "";
+    for (int r = 0; r < 2 && rc == EXIT_OK; r++) {
+        Options run = *o;
+        run.pe = (char *)kinds[r];
+        char dir[4200];
+        snprintf(dir, sizeof dir, "%s/pe-%s", base, kinds[r]);
+        printf("\n=== --pe %s -> %s\n", kinds[r], dir);
+        rc = fit(NULL, &run, o->args[0], dir, 0, argc, argv, &summary[r], err, sizeof err);
+    }
+    if (rc == EXIT_OK) {
+        printf("\n");
+        traces_print(stdout, "--pe sinusoidal", summary[0].history, summary[0].n_epochs, "--pe none",
+                     summary[1].history, summary[1].n_epochs, summary[0].has_val, 0);
+        printf("\nfinal validation accuracy: %.4f with sinusoidal PE, %.4f without (difference %+.4f)\n",
+               summary[0].final_val_acc, summary[1].final_val_acc, summary[0].final_val_acc - summary[1].final_val_acc);
+        if (o->test_path && *o->test_path)
+            printf("final test accuracy:       %.4f with sinusoidal PE, %.4f without (difference %+.4f)\n",
+                   summary[0].final_test_acc, summary[1].final_test_acc,
+                   summary[0].final_test_acc - summary[1].final_test_acc);
+        char path[4200];
+        snprintf(path, sizeof path, "%s/compare.png", base);
+        const char *names[2] = {"sinusoidal", "no PE"};
+        const EpochRecord *histories[2] = {summary[0].history, summary[1].history};
+        const int n_epochs[2] = {summary[0].n_epochs, summary[1].n_epochs};
+        const int has_val[2] = {summary[0].has_val, summary[1].has_val};
+        if (curves_compare_png(path, histories, n_epochs, has_val, names, err, sizeof err) != EXIT_OK)
+            fprintf(stderr, "warning: %s\n", err);
+        else
+            printf("wrote %s\n", path);
+    }
+    free(summary[0].history);
+    free(summary[1].history);
+    return rc == EXIT_INTERRUPTED ? rc : cli_report(rc, err);
+}

@@ -1,0 +1,64 @@
+/* reproduce.c: `./train reproduce RUN`: re-runs a recorded run from its
+ * run.json (after checking its data is unchanged) and diffs the traces. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "cli/commands.h"
+#include "cli/traces.h"
+#include "run/fit.h"
+#include "run/record.h"
+
+static double max_trace_difference(const EpochRecord *a, const EpochRecord *b, int n) {
+    double worst = 0;
+    for (int i = 0; i < n; i++) {
+        const double x[] = {a[i].train_loss, a[i].train_acc, a[i].val_loss, a[i].val_acc, a[i].val_f1};
+        const double y[] = {b[i].train_loss, b[i].train_acc, b[i].val_loss, b[i].val_acc, b[i].val_f1};
+        for (int k = 0; k < 5; k++) worst = fmax(worst, fabs(x[k] - y[k]));
+    }
+    return worst;
+}
+
+/* The recorded and the new trace side by side; EXIT_OK when identical. */
+static int compare_traces(const char *dir, const char *out_dir) {
+    EpochRecord *a = NULL, *b = NULL;
+    int val_a, val_b;
+    int n_a = traces_read(dir, &a, &val_a), n_b = traces_read(out_dir, &b, &val_b);
+    int rc = EXIT_RUNTIME;
+    if (n_a >= 0 && n_b >= 0) {
+        printf("\n");
+        int differing = traces_print(stdout, dir, a, n_a, out_dir, b, n_b, val_a && val_b, 1);
+        int identical = differing == 0 && n_a == n_b && val_a == val_b;
+        if (identical) printf("\nidentical: all %d epochs match in loss, accuracy, F1 and learning rate\n", n_a);
+        else printf("\nDIFFERENT: %d of %d epochs differ; largest difference %.3g\n", differing, n_a > n_b ? n_a : n_b,
+                    max_trace_difference(a, b, n_a < n_b ? n_a : n_b));
+        rc = identical ? EXIT_OK : EXIT_RUNTIME;
+    }
+    free(a);
+    free(b);
+    return rc;
+}
+
+int command_reproduce(const Options *o, int argc, char **argv) {
+    if (o->n_args != 1) return cli_usage_error("reproduce needs exactly one run directory");
+    const char *dir = o->args[0];
+    char err[1024], why[1024];
+    RunRecord info;
+    if (record_read(dir, &info, err, sizeof err) != 0) return cli_report(EXIT_USAGE, err);
+    int rc = record_check_data(&info, why, sizeof why);
+    if (rc != EXIT_OK) {
+        record_free(&info);
+        fprintf(stderr, "error: cannot reproduce %s: %s\n", dir, why);
+        return rc;
+    }
+    char out_dir[4096];
+    if (o->out_dir && *o->out_dir) snprintf(out_dir, sizeof out_dir, "%s", o->out_dir);
+    else snprintf(out_dir, sizeof out_dir, "%s/reproduce", dir);
+    info.options.quiet = o->quiet;
+    info.options.threads = o->threads;
+    printf("reproducing %s into %s (recorded with version %s)\n", dir, out_dir, info.version ? info.version : "?");
+    rc = fit(NULL, &info.options, info.data_path, out_dir, 0, argc, argv, NULL, err, sizeof err);
+    record_free(&info);
+    if (rc != EXIT_OK) return rc == EXIT_INTERRUPTED ? rc : cli_report(rc, err);
+    return compare_traces(dir, out_dir);
+}

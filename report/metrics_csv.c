@@ -1,0 +1,89 @@
+/* metrics_csv.c: metrics.csv, one row per epoch (see metrics_csv.h). */
+#include "report/metrics_csv.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/fileio.h"
+
+static const char *CSV_HEADER_VAL = "epoch,train_loss,train_acc,val_loss,val_acc,val_macro_f1,lr,seconds,tokens_per_s\n";
+static const char *CSV_HEADER = "epoch,train_loss,train_acc,lr,seconds,tokens_per_s\n";
+
+char *metrics_csv_format(const EpochRecord *h, int n, int has_val) {
+    size_t cap = 128 + (size_t)n * 160;
+    char *text = malloc(cap);
+    if (!text) return NULL;
+    size_t used = (size_t)snprintf(text, cap, "%s", has_val ? CSV_HEADER_VAL : CSV_HEADER);
+    for (int i = 0; i < n; i++) {
+        const EpochRecord *r = &h[i];
+        if (has_val)
+            used += (size_t)snprintf(text + used, cap - used, "%d,%.6f,%.6f,%.6f,%.6f,%.6f,%.6e,%.2f,%.0f\n", r->epoch,
+                                     r->train_loss, r->train_acc, r->val_loss, r->val_acc, r->val_f1, r->lr,
+                                     r->seconds, r->tokens_per_s);
+        else
+            used += (size_t)snprintf(text + used, cap - used, "%d,%.6f,%.6f,%.6e,%.2f,%.0f\n", r->epoch, r->train_loss,
+                                     r->train_acc, r->lr, r->seconds, r->tokens_per_s);
+    }
+    return text;
+}
+
+int metrics_csv_write(const char *path, const EpochRecord *h, int n, int has_val, char *err, size_t errlen) {
+    char *text = metrics_csv_format(h, n, has_val);
+    if (!text) {
+        snprintf(err, errlen, "%s: out of memory", path);
+        return -1;
+    }
+    int rc = atomic_write(path, text, strlen(text), err, errlen);
+    free(text);
+    return rc;
+}
+
+int metrics_csv_read(const char *path, EpochRecord **history, int *has_val, char *err, size_t errlen) {
+    size_t len;
+    char *text = (char *)read_file(path, &len, err, errlen);
+    if (!text) return -1;
+    *has_val = strncmp(text, CSV_HEADER_VAL, strlen(CSV_HEADER_VAL)) == 0;
+    if (!*has_val && strncmp(text, CSV_HEADER, strlen(CSV_HEADER)) != 0) {
+        snprintf(err, errlen, "%s:1: not a metrics.csv header", path);
+        free(text);
+        return -1;
+    }
+    int n = 0, cap = 16;
+    EpochRecord *h = malloc(sizeof *h * cap);
+    char *line = strchr(text, '\n');
+    int line_no = 1;
+    while (h && line && line[1]) {
+        line++;
+        line_no++;
+        if (n == cap) {
+            EpochRecord *bigger = realloc(h, sizeof *h * (cap *= 2));
+            if (!bigger) break;
+            h = bigger;
+        }
+        EpochRecord *r = &h[n];
+        memset(r, 0, sizeof *r);
+        int fields = has_val && *has_val
+            ? sscanf(line, "%d,%lf,%lf,%lf,%lf,%lf,%lf,%lf,%lf", &r->epoch, &r->train_loss, &r->train_acc,
+                     &r->val_loss, &r->val_acc, &r->val_f1, &r->lr, &r->seconds, &r->tokens_per_s)
+            : sscanf(line, "%d,%lf,%lf,%lf,%lf,%lf", &r->epoch, &r->train_loss, &r->train_acc, &r->lr, &r->seconds,
+                     &r->tokens_per_s);
+        if (fields != (*has_val ? 9 : 6)) {
+            snprintf(err, errlen, "%s:%d: malformed metrics row", path, line_no);
+            free(h);
+            free(text);
+            return -1;
+        }
+        n++;
+        line = strchr(line, '\n');
+    }
+    free(text);
+    if (!h) {
+        snprintf(err, errlen, "%s: out of memory", path);
+        return -1;
+    }
+    *history = h;
+    return n;
+}
+
+/* ------------------------------------------------------------ progress */

@@ -1,0 +1,99 @@
+/* evaluate.c: evaluation and its report (see evaluate.h). */
+#include "run/evaluate.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "report/classreport.h"
+#include "report/plot.h"
+
+int evaluate(Model *m, const EncodedDataset *d, Evaluation *out, char *err, size_t errlen) {
+    int C = m->cfg.n_classes, B = m->max_batch;
+    memset(out, 0, sizeof *out);
+    out->n = d->n;
+    out->predictions = malloc(sizeof(int) * (d->n ? d->n : 1));
+    out->probs = malloc(sizeof(float) * (size_t)(d->n ? d->n : 1) * C);
+    int *tokens = malloc(sizeof(int) * (size_t)B * m->cfg.max_len);
+    int *labels = malloc(sizeof(int) * B), *indices = malloc(sizeof(int) * B);
+    int rc = out->predictions && out->probs && tokens && labels && indices
+                 ? EXIT_OK : fail(err, errlen, ERR_RUNTIME, "out of memory evaluating %d examples", d->n);
+    double loss_sum = 0.0;
+    long correct = 0;
+    ForwardOptions eval = {.training = 0};
+    for (int start = 0; rc == EXIT_OK && start < d->n; start += B) {
+        int nb = d->n - start < B ? d->n - start : B;
+        for (int i = 0; i < nb; i++) indices[i] = start + i;
+        int T = encoded_batch(d, indices, nb, tokens, labels);
+        if (T <= 0 || T > m->cfg.max_len) {
+            rc = fail(err, errlen, ERR_RUNTIME, "evaluation: batch at example %d has length %d (max_len %d)", start,
+                      T, m->cfg.max_len);
+            break;
+        }
+        int labelled = labels[0] >= 0;
+        float loss = model_forward(m, tokens, labelled ? labels : NULL, nb, T, &eval);
+        loss_sum += (double)loss * nb;
+        for (int i = 0; i < nb; i++) {
+            int pred = model_predicted_class(m, i);
+            out->predictions[start + i] = pred;
+            memcpy(out->probs + (long)(start + i) * C, m->probs + (long)i * C, sizeof(float) * C);
+            correct += labelled && pred == labels[i];
+        }
+    }
+    out->loss = d->n ? loss_sum / d->n : 0.0;
+    out->accuracy = d->n ? (double)correct / d->n : 0.0;
+    free(tokens);
+    free(labels);
+    free(indices);
+    if (rc != EXIT_OK) evaluation_free(out);
+    return rc;
+}
+
+void evaluation_free(Evaluation *e) {
+    free(e->predictions);
+    free(e->probs);
+    memset(e, 0, sizeof *e);
+}
+
+double evaluation_macro_f1(const Evaluation *e, const EncodedDataset *d, int n_classes) {
+    ClassReport rep;
+    if (classreport_compute(&rep, d->labels, e->predictions, d->n, n_classes) != 0) return NAN;
+    double f1 = rep.macro_f1;
+    classreport_free(&rep);
+    return f1;
+}
+
+static int confusion_heatmap(const ClassReport *rep, const char *const *names, const char *title, const char *path,
+                             char *err, size_t errlen) {
+    int C = rep->n_classes;
+    float *counts = malloc(sizeof(float) * C * C);
+    if (!counts) return fail(err, errlen, ERR_RUNTIME, "%s: out of memory", path);
+    for (int i = 0; i < C * C; i++) counts[i] = (float)rep->confusion[i];
+    char plot_title[256];
+    snprintf(plot_title, sizeof plot_title, "Confusion matrix: %s (rows true, columns predicted)", title);
+    int rc = plot_heatmap_png(path, counts, C, C, names, names, plot_title, NULL, NULL, err, errlen);
+    free(counts);
+    return rc == 0 ? EXIT_OK : ERR_RUNTIME;
+}
+
+int evaluation_report(Model *m, const EncodedDataset *d, const LabelSet *labels, const char *title, FILE *out,
+                      double *accuracy, const char *confusion_png, char *err, size_t errlen) {
+    Evaluation e;
+    int rc = evaluate(m, d, &e, err, errlen);
+    if (rc != EXIT_OK) return rc;
+    ClassReport rep;
+    if (classreport_compute(&rep, d->labels, e.predictions, d->n, labels->n) != 0) {
+        evaluation_free(&e);
+        return fail(err, errlen, ERR_RUNTIME, "out of memory");
+    }
+    const char *const *names = (const char *const *)labels->names;
+    fprintf(out, "\n%s (%d examples, loss %.4f)\n\n", title, d->n, e.loss);
+    classreport_print(&rep, names, 4, out);
+    fprintf(out, "\n");
+    classreport_confusion(&rep, names, out);
+    *accuracy = rep.accuracy;
+    if (confusion_png) rc = confusion_heatmap(&rep, names, title, confusion_png, err, errlen);
+    classreport_free(&rep);
+    evaluation_free(&e);
+    return rc;
+}

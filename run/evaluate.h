@@ -1,0 +1,32 @@
+/* evaluate.h: a model in eval mode over encoded data: loss, accuracy,
+ * predictions and probabilities; and the titled report of them. */
+#ifndef RUN_EVALUATE_H
+#define RUN_EVALUATE_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+#include "model.h"
+#include "text/encode.h"
+
+typedef struct {
+    double loss;           /* unweighted mean cross-entropy (0 without labels) */
+    double accuracy;
+    int *predictions;      /* (n) */
+    float *probs;          /* (n, C) */
+    int n;
+} Evaluation;
+
+/* Runs m over all of d in batches of at most m->max_batch. Status as base/errors.h. */
+int evaluate(Model *m, const EncodedDataset *d, Evaluation *out, char *err, size_t errlen);
+void evaluation_free(Evaluation *e);
+/* Macro-averaged F1 of e against d's labels (NaN when out of memory). */
+double evaluation_macro_f1(const Evaluation *e, const EncodedDataset *d, int n_classes);
+
+/* Evaluates m on d and prints a titled classification report and confusion
+ * matrix to out; *accuracy gets the accuracy; confusion_png, when set, gets
+ * the matrix as a heatmap. Status as base/errors.h. */
+int evaluation_report(Model *m, const EncodedDataset *d, const LabelSet *labels, const char *title, FILE *out,
+                      double *accuracy, const char *confusion_png, char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,41 @@
+/* record.h: run.json, the record of everything a run depends on: command
+ * line, every option's effective value, data files with SHA-256 and line
+ * counts, program version, compiler, flags and machine. resume and
+ * reproduce read it back and check the data is unchanged. */
+#ifndef RUN_RECORD_H
+#define RUN_RECORD_H
+
+#include <stddef.h>
+
+#include "run/options.h"
+
+typedef struct {
+    char role[8];          /* train, val, test */
+    char *path;
+    char sha256[65];
+    long lines;
+} DataFileInfo;
+
+typedef struct {
+    Options options;       /* recorded options over the defaults */
+    char *data_path;       /* the training file */
+    DataFileInfo files[3];
+    int n_files;
+    int threads;
+    char *version;
+} RunRecord;
+
+/* Hash and line count of a file. Status as base/errors.h. */
+int record_file_digest(const char *path, char sha256[65], long *lines, char *err, size_t errlen);
+/* Writes dir/run.json atomically. */
+int record_write(const char *dir, const Options *o, const char *data_path, int argc, char **argv, int threads,
+                  char *err, size_t errlen);
+int record_read(const char *dir, RunRecord *info, char *err, size_t errlen);
+void record_free(RunRecord *info);
+/* 0 when every recorded data file still has its SHA-256; else ERR_INPUT
+ * with a message naming the file (missing, unreadable or changed). */
+int record_check_data(const RunRecord *info, char *err, size_t errlen);
+/* The program version (git describe at build time). */
+const char *program_version(void);
+
+#endif

@@ -1,0 +1,98 @@
+/* saved_model.c: the checkpoint schema of a run (see saved_model.h). */
+#include "run/saved_model.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "formats/json.h"
+#include "formats/safetensors.h"
+#include "run/rundir.h"
+
+int saved_model_write(const char *path, const Model *m, const float *params, TokenizerKind tokenizer,
+                      const Vocab *vocab, const LabelSet *labels, int epoch, char *err, size_t errlen) {
+    char *vocab_json = json_string_array((const char *const *)vocab->tokens, vocab->size);
+    char *labels_json = json_string_array((const char *const *)labels->names, labels->n);
+    char epoch_text[16];
+    snprintf(epoch_text, sizeof epoch_text, "%d", epoch);
+    int rc = vocab_json && labels_json ? EXIT_OK : fail(err, errlen, ERR_RUNTIME, "%s: out of memory", path);
+    if (rc == EXIT_OK) {
+        const char *keys[] = {"tokenizer", "vocab", "labels", "epoch"};
+        const char *vals[] = {tokenizer_name(tokenizer), vocab_json, labels_json, epoch_text};
+        if (model_save(m, params, path, keys, vals, 4, err, errlen) != 0) rc = ERR_RUNTIME;
+    }
+    free(vocab_json);
+    free(labels_json);
+    return rc;
+}
+
+int saved_model_check_memory(const ModelConfig *cfg, int batch_size, char *err, size_t errlen) {
+    size_t need = model_memory_bytes(cfg, batch_size);
+    double have = (double)sysconf(_SC_PHYS_PAGES) * (double)sysconf(_SC_PAGESIZE);
+    if (have > 0 && (double)need > have)
+        return fail(err, errlen, ERR_INPUT, "this config needs %zu bytes (%.1f GiB) but the machine has %.0f bytes "
+                    "(%.1f GiB); reduce --batch-size, --max-len, --d-model, --d-ff or --layers",
+                    need, need / 1073741824.0, have, have / 1073741824.0);
+    return EXIT_OK;
+}
+
+static void model_file_path(const char *path, char *buf, size_t len) {
+    struct stat st;
+    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) rundir_path(buf, len, path, "model.safetensors");
+    else snprintf(buf, len, "%s", path);
+}
+
+/* vocab, labels and tokenizer from the file's metadata. */
+static int read_text_metadata(const StFile *f, const char *file, const ModelConfig *cfg, SavedModel *s, char *err,
+                              size_t errlen) {
+    const char *tokenizer = st_meta(f, "tokenizer"), *vocab = st_meta(f, "vocab"), *labels = st_meta(f, "labels");
+    char **vocab_items = NULL, **label_items = NULL;
+    int n_vocab = -1, n_labels = -1, rc = ERR_INPUT;
+    char why[512] = "";
+    if (!tokenizer || tokenizer_parse(tokenizer, &s->tokenizer) != 0)
+        set_error(err, errlen, "%s: metadata 'tokenizer' is missing or unknown", file);
+    else if (!vocab || (n_vocab = json_parse_string_array(vocab, &vocab_items, why, sizeof why)) != cfg->vocab_size)
+        set_error(err, errlen, "%s: metadata 'vocab' is missing or does not hold %d tokens%s%s", file,
+                  cfg->vocab_size, why[0] ? ": " : "", why);
+    else if (!labels || (n_labels = json_parse_string_array(labels, &label_items, why, sizeof why)) != cfg->n_classes)
+        set_error(err, errlen, "%s: metadata 'labels' is missing or does not hold %d labels%s%s", file,
+                  cfg->n_classes, why[0] ? ": " : "", why);
+    else if (vocab_from_tokens(&s->vocab, vocab_items, n_vocab, why, sizeof why) != 0 ||
+             labels_from_names(&s->labels, label_items, n_labels) != 0)
+        set_error(err, errlen, "%s: %s", file, why[0] ? why : "bad vocabulary or labels");
+    else
+        rc = EXIT_OK;
+    if (vocab_items) json_free_string_array(vocab_items, n_vocab);
+    if (label_items) json_free_string_array(label_items, n_labels);
+    return rc;
+}
+
+int saved_model_load(const char *path, int max_batch, SavedModel *s, char *err, size_t errlen) {
+    memset(s, 0, sizeof *s);
+    char file[4096];
+    model_file_path(path, file, sizeof file);
+    ModelConfig cfg;
+    if (model_config_from_file(file, &cfg, err, errlen) != 0) return ERR_INPUT;
+    StFile f;
+    if (st_load(file, &f, err, errlen) != 0) return ERR_INPUT;
+    int rc = read_text_metadata(&f, file, &cfg, s, err, errlen);
+    st_free(&f);
+    char why[512];
+    if (rc == EXIT_OK && (rc = saved_model_check_memory(&cfg, max_batch, why, sizeof why)) != EXIT_OK)
+        set_error(err, errlen, "%s: %s", file, why);
+    else if (rc == EXIT_OK && !(s->model = model_create(&cfg, max_batch, why, sizeof why)))
+        rc = fail(err, errlen, ERR_RUNTIME, "%s: %s", file, why);
+    else if (rc == EXIT_OK && model_load_weights(s->model, file, err, errlen) != 0)
+        rc = ERR_INPUT;
+    if (rc != EXIT_OK) saved_model_free(s);
+    return rc;
+}
+
+void saved_model_free(SavedModel *s) {
+    model_free(s->model);
+    vocab_free(&s->vocab);
+    labels_free(&s->labels);
+    memset(s, 0, sizeof *s);
+}

@@ -1,0 +1,19 @@
+/* schedule.h: what changes from step to step of a run and is a pure
+ * function of its position: the learning rate (linear warmup, then cosine
+ * decay; SPEC section 4.7) and the order of the examples in each epoch. */
+#ifndef RUN_SCHEDULE_H
+#define RUN_SCHEDULE_H
+
+#include <stdint.h>
+
+/* The learning rate at step (from 0) of total_steps: linear warmup from
+ * lr/W at the first step to lr at step W-1, then cosine decay toward 0
+ * over the remaining steps. */
+double schedule_lr(double lr, long step, long warmup_steps, long total_steps);
+/* --warmup below 1 is a fraction of all steps (rounded), 1 or more a step
+ * count; never more than total_steps. */
+long schedule_warmup_steps(double warmup, long total_steps);
+/* order = a permutation of 0..n-1, Fisher-Yates keyed by (seed, epoch). */
+void schedule_shuffle(int *order, int n, uint64_t seed, int epoch);
+
+#endif

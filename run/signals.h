@@ -1,0 +1,14 @@
+/* signals.h: SIGINT, SIGTERM and SIGUSR1 ask a training run to stop after
+ * the current step, saving its state (mpirun forwards SIGUSR1 to every
+ * rank). The flag they set is the program's one piece of global state. */
+#ifndef RUN_SIGNALS_H
+#define RUN_SIGNALS_H
+
+/* Installs the handlers (training commands only; the others just stop). */
+void signals_install(void);
+/* The signal that asked to stop, or 0. */
+int signals_pending(void);
+/* "SIGINT", "SIGTERM" or "SIGUSR1". */
+const char *signals_name(int sig);
+
+#endif

@@ -1,0 +1,137 @@
+/* state.c: the run state file (see state.h). */
+#include "run/state.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "formats/safetensors.h"
+#include "run/rundir.h"
+
+#define N_COUNTERS 10
+
+/* The metadata keys of the counters, in TrainProgress order. */
+static const char *const COUNTER_KEYS[N_COUNTERS] = {"epochs_done", "step_in_epoch", "loss_sum", "correct", "count",
+                                                     "tokens", "epoch_seconds", "best_val_loss", "best_epoch",
+                                                     "bad_epochs"};
+
+static void counters_get(const TrainProgress *p, double v[N_COUNTERS]) {
+    const double values[N_COUNTERS] = {p->epochs_done, p->step_in_epoch, p->loss_sum, p->correct, p->count,
+                                       p->tokens, p->seconds, p->best_val_loss, p->best_epoch, p->bad_epochs};
+    memcpy(v, values, sizeof values);
+}
+
+static void counters_set(TrainProgress *p, const double v[N_COUNTERS]) {
+    p->epochs_done = (int)v[0];
+    p->step_in_epoch = (int)v[1];
+    p->loss_sum = v[2];
+    p->correct = v[3];
+    p->count = v[4];
+    p->tokens = v[5];
+    p->seconds = v[6];
+    p->best_val_loss = v[7];
+    p->best_epoch = (int)v[8];
+    p->bad_epochs = (int)v[9];
+}
+
+/* One line per epoch, every number round-tripping exactly (%.17g). */
+static char *history_text(const TrainProgress *p) {
+    size_t cap = 64 + (size_t)p->n_history * 256;
+    char *text = malloc(cap);
+    if (!text) return NULL;
+    size_t used = 0;
+    text[0] = '\0';
+    for (int i = 0; i < p->n_history; i++) {
+        const EpochRecord *r = &p->history[i];
+        used += (size_t)snprintf(text + used, cap - used, "%d %.17g %.17g %.17g %.17g %.17g %.17g %.17g %.17g\n",
+                                 r->epoch, r->train_loss, r->train_acc, r->val_loss, r->val_acc, r->val_f1, r->lr,
+                                 r->seconds, r->tokens_per_s);
+    }
+    return text;
+}
+
+/* Replaces p->history with the recorded epochs, keeping room for at least
+ * capacity records (the epochs still to run). -1 when malformed. */
+static int history_parse(TrainProgress *p, const char *text, int capacity) {
+    int lines = 0;
+    for (const char *c = text; *c; c++) lines += *c == '\n';
+    free(p->history);
+    p->n_history = 0;
+    p->history = calloc((size_t)(lines > capacity ? lines : capacity) + 1, sizeof *p->history);
+    if (!p->history) return -1;
+    const char *line = text;
+    for (int i = 0; i < lines; i++) {
+        EpochRecord *r = &p->history[i];
+        if (sscanf(line, "%d %lf %lf %lf %lf %lf %lf %lf %lf", &r->epoch, &r->train_loss, &r->train_acc, &r->val_loss,
+                   &r->val_acc, &r->val_f1, &r->lr, &r->seconds, &r->tokens_per_s) != 9)
+            return -1;
+        line = strchr(line, '\n') + 1;
+    }
+    p->n_history = lines;
+    return 0;
+}
+
+int state_save(const Model *m, const TrainProgress *p, const char *dir, char *err, size_t errlen) {
+    double v[N_COUNTERS];
+    counters_get(p, v);
+    char values[N_COUNTERS][40];
+    const char *keys[N_COUNTERS + 1], *vals[N_COUNTERS + 1];
+    for (int i = 0; i < N_COUNTERS; i++) {
+        snprintf(values[i], sizeof values[i], "%.17g", v[i]);
+        keys[i] = COUNTER_KEYS[i];
+        vals[i] = values[i];
+    }
+    char *history = history_text(p);
+    if (!history) return fail(err, errlen, ERR_RUNTIME, "out of memory");
+    keys[N_COUNTERS] = "history";
+    vals[N_COUNTERS] = history;
+    char path[4096];
+    rundir_path(path, sizeof path, dir, "state.safetensors");
+    int rc = model_save_state(m, path, keys, vals, N_COUNTERS + 1, err, errlen);
+    free(history);
+    return rc == 0 ? EXIT_OK : ERR_RUNTIME;
+}
+
+static int meta_number(const StFile *f, const char *key, double *out) {
+    const char *s = st_meta(f, key);
+    char *end;
+    if (!s) return -1;
+    *out = strtod(s, &end);
+    return end == s || *end ? -1 : 0;
+}
+
+/* The counters of an opened state file, checked. */
+static int read_counters(const StFile *f, const char *path, TrainProgress *p, int capacity, char *err,
+                         size_t errlen) {
+    double v[N_COUNTERS];
+    for (int i = 0; i < N_COUNTERS; i++)
+        if (meta_number(f, COUNTER_KEYS[i], &v[i]) != 0)
+            return fail(err, errlen, ERR_INPUT, "%s: metadata '%s' is missing or not a number", path, COUNTER_KEYS[i]);
+    const int counts[] = {0, 1, 8, 9};   /* epochs_done, step_in_epoch, best_epoch, bad_epochs */
+    for (int i = 0; i < 4; i++) {
+        double x = v[counts[i]];
+        if (!(x >= 0 && x <= 1e9 && x == floor(x)))
+            return fail(err, errlen, ERR_INPUT, "%s: metadata '%s' is not a count: %g", path, COUNTER_KEYS[counts[i]],
+                        x);
+    }
+    const char *history = st_meta(f, "history");
+    if (!history || history_parse(p, history, capacity) != 0)
+        return fail(err, errlen, ERR_INPUT, "%s: metadata 'history' is missing or malformed", path);
+    if ((int)v[0] != p->n_history)
+        return fail(err, errlen, ERR_INPUT, "%s: %d epochs done but %d recorded in 'history'", path, (int)v[0],
+                    p->n_history);
+    counters_set(p, v);
+    return EXIT_OK;
+}
+
+int state_load(Model *m, TrainProgress *p, const char *dir, int capacity, char *err, size_t errlen) {
+    char path[4096];
+    rundir_path(path, sizeof path, dir, "state.safetensors");
+    StFile f;
+    if (st_load(path, &f, err, errlen) != 0) return ERR_INPUT;
+    int rc = read_counters(&f, path, p, capacity, err, errlen);
+    if (rc == EXIT_OK && model_load_state_from(m, &f, path, err, errlen) != 0) rc = ERR_INPUT;
+    st_free(&f);
+    return rc;
+}

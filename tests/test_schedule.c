@@ -1,0 +1,71 @@
+/* test_schedule.c: the learning-rate schedule and the epoch shuffle of
+ * run/schedule.c, against the rules of SPEC section 4.7 worked by hand. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "run/schedule.h"
+#include "tests/check.h"
+
+static int near(double a, double b) { return fabs(a - b) <= 1e-12 * fmax(1.0, fabs(b)); }
+
+static void test_warmup_steps(void) {
+    CHECK(schedule_warmup_steps(0.1, 100) == 10, "10%% of 100 steps is 10");
+    CHECK(schedule_warmup_steps(0.25, 10) == 3, "25%% of 10 steps rounds 2.5 to 3 (half away from zero)");
+    CHECK(schedule_warmup_steps(0.0, 100) == 0, "no warmup");
+    CHECK(schedule_warmup_steps(1.0, 100) == 1, "1 is a step count, not 100%%");
+    CHECK(schedule_warmup_steps(7.0, 100) == 7, "a step count");
+    CHECK(schedule_warmup_steps(500.0, 100) == 100, "never more than all steps");
+}
+
+static void test_lr(void) {
+    const double lr = 0.002;
+    /* warmup of 4 steps over 12: lr/4, 2lr/4, 3lr/4, lr at steps 0..3 */
+    for (int k = 0; k < 4; k++)
+        CHECK(near(schedule_lr(lr, k, 4, 12), lr * (k + 1) / 4.0), "warmup step %d is %d/4 of lr", k, k + 1);
+    /* decay over the 8 remaining steps: progress (s-4)/8; cos(0) = 1 at step 4, cos(pi/2) = 0 at step 8 */
+    CHECK(near(schedule_lr(lr, 4, 4, 12), lr), "the first decay step is the peak");
+    CHECK(near(schedule_lr(lr, 8, 4, 12), lr / 2), "halfway through the decay is lr/2");
+    /* step 11: progress 7/8, 0.5 * (1 + cos(7pi/8)) = 0.5 * (1 - 0.9238795325112867) */
+    CHECK(near(schedule_lr(lr, 11, 4, 12), lr * 0.5 * (1 - 0.9238795325112867)), "the last step");
+    for (int s = 4; s < 11; s++)
+        CHECK(schedule_lr(lr, s + 1, 4, 12) < schedule_lr(lr, s, 4, 12), "decreasing after warmup at %d", s);
+    CHECK(near(schedule_lr(lr, 0, 0, 10), lr), "without warmup the first step has the full lr");
+    CHECK(near(schedule_lr(lr, 9, 10, 10), lr), "all warmup: the last step reaches lr and nothing decays");
+}
+
+static void test_shuffle(void) {
+    enum { N = 50 };
+    int a[N], b[N], seen[N];
+    schedule_shuffle(a, N, 42, 1);
+    memset(seen, 0, sizeof seen);
+    for (int i = 0; i < N; i++) {
+        CHECK(a[i] >= 0 && a[i] < N, "index in range");
+        if (a[i] >= 0 && a[i] < N) seen[a[i]]++;
+    }
+    for (int i = 0; i < N; i++) CHECK(seen[i] == 1, "%d appears once", i);
+    schedule_shuffle(b, N, 42, 1);
+    CHECK(memcmp(a, b, sizeof a) == 0, "the same seed and epoch give the same order");
+    schedule_shuffle(b, N, 42, 2);
+    CHECK(memcmp(a, b, sizeof a) != 0, "another epoch gives another order");
+    schedule_shuffle(b, N, 43, 1);
+    CHECK(memcmp(a, b, sizeof a) != 0, "another seed gives another order");
+    /* uniform: where item 0 lands over 4000 epochs, in 5 bins of 10 positions;
+     * chi-square with 4 degrees of freedom exceeds 18.47 with probability 0.001 */
+    int bins[5] = {0};
+    for (int e = 0; e < 4000; e++) {
+        schedule_shuffle(b, N, 7, e);
+        for (int i = 0; i < N; i++)
+            if (b[i] == 0) bins[i / 10]++;
+    }
+    double chi = 0;
+    for (int k = 0; k < 5; k++) chi += (bins[k] - 800.0) * (bins[k] - 800.0) / 800.0;
+    CHECK(chi < 18.47, "item 0's position is uniform (chi-square %.2f)", chi);
+}
+
+int main(void) {
+    test_warmup_steps();
+    test_lr();
+    test_shuffle();
+    return check_summary("test_schedule");
+}
