@@ -41,6 +41,8 @@ ifeq ($(STB_CFLAGS),)
   endif
 endif
 
+# Commands are shown as one short line each; `make V=1` prints them whole.
+Q := $(if $(V),,@)
 ALL_CFLAGS := $(CSTD) -I. $(WARN) $(OPT) $(OPENMP) $(STB_CFLAGS) $(CFLAGS)
 ASAN_CFLAGS := $(CSTD) -I. $(WARN) -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined \
                -fno-sanitize-recover=undefined $(OPENMP) $(STB_CFLAGS) $(CFLAGS)
@@ -74,7 +76,7 @@ $(STB_LOCAL)/stb_image_write.h:
 # Third-party stb implementation compiled on its own, without our warnings.
 $(BUILD)/obj/report/stb_impl.o $(BUILD)/asan/report/stb_impl.o: report/stb_impl.c $(STB_DEP)
 	@mkdir -p $(@D)
-	$(CC) $(CSTD) -O2 -w $(STB_CFLAGS) -c $< -o $@
+	$(Q)$(CC) $(CSTD) -O2 -w $(STB_CFLAGS) -c $< -o $@
 
 # Rebuilt when the version or flags change.
 $(BUILD)/version-stamp: FORCE
@@ -96,34 +98,42 @@ $(BUILD)/mpi-stamp: FORCE
 
 $(BUILD)/obj/%.o: %.c $(HEADERS) $(STB_DEP)
 	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) -c $< -o $@
+	@$(if $(V),,echo "  CC      $<")
+	$(Q)$(CC) $(ALL_CFLAGS) -c $< -o $@
 
 $(BUILD)/asan/%.o: %.c $(HEADERS) $(STB_DEP)
 	@mkdir -p $(@D)
-	$(CC) $(ASAN_CFLAGS) -c $< -o $@
+	@$(if $(V),,echo "  CC asan $<")
+	$(Q)$(CC) $(ASAN_CFLAGS) -c $< -o $@
 
 train: train.c $(LIB_OBJ) $(HEADERS)
-	$(CC) $(ALL_CFLAGS) train.c $(LIB_OBJ) -o $@ $(LDLIBS)
+	@$(if $(V),,echo "  LD      $@")
+	$(Q)$(CC) $(ALL_CFLAGS) train.c $(LIB_OBJ) -o $@ $(LDLIBS)
 
 $(BUILD)/tests/%: tests/%.c $(LIB_OBJ) $(HEADERS) tests/check.h
 	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) -I. $< $(LIB_OBJ) -o $@ $(LDLIBS)
+	@$(if $(V),,echo "  LD      $@")
+	$(Q)$(CC) $(ALL_CFLAGS) -I. $< $(LIB_OBJ) -o $@ $(LDLIBS)
 
 # test_f64_* compile the model's sources themselves in double precision.
 $(BUILD)/tests/test_f64_%: tests/test_f64_%.c model.c nn/layers.c $(HEADERS) tests/check.h
 	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) -I. $< -o $@ $(LDLIBS)
+	@$(if $(V),,echo "  LD      $@")
+	$(Q)$(CC) $(ALL_CFLAGS) -I. $< -o $@ $(LDLIBS)
 
 $(BUILD)/asan-tests/test_f64_%: tests/test_f64_%.c model.c nn/layers.c $(HEADERS) tests/check.h
 	@mkdir -p $(@D)
-	$(CC) $(ASAN_CFLAGS) -I. $< -o $@ $(LDLIBS)
+	@$(if $(V),,echo "  LD      $@")
+	$(Q)$(CC) $(ASAN_CFLAGS) -I. $< -o $@ $(LDLIBS)
 
 $(BUILD)/asan-tests/%: tests/%.c $(ASAN_OBJ) $(HEADERS) tests/check.h
 	@mkdir -p $(@D)
-	$(CC) $(ASAN_CFLAGS) -I. $< $(ASAN_OBJ) -o $@ $(LDLIBS)
+	@$(if $(V),,echo "  LD      $@")
+	$(Q)$(CC) $(ASAN_CFLAGS) -I. $< $(ASAN_OBJ) -o $@ $(LDLIBS)
 
 $(BUILD)/train-asan: train.c $(ASAN_OBJ) $(HEADERS)
-	$(CC) $(ASAN_CFLAGS) train.c $(ASAN_OBJ) -o $@ $(LDLIBS)
+	@$(if $(V),,echo "  LD      $@")
+	$(Q)$(CC) $(ASAN_CFLAGS) train.c $(ASAN_OBJ) -o $@ $(LDLIBS)
 
 test: train $(TEST_BIN) $(TOOL_BIN) $(ASAN_TEST_BIN) $(BUILD)/train-asan
 	@bash scripts/run-tests.sh
