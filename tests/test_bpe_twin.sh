@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# test_bpe_twin.sh: text/bpe.c (through tests/tool_bpe) against the plain
+# Python reference scripts/bpe_ref.py, written from the spec alone. Learns on
+# (a) a synthetic corpus made here (mixed case, punctuation, literal
+# specials, TAB labels, accents, CJK, 4-byte code points and U+2581 itself,
+# which makes merges whose result is already a symbol) and (b) real English
+# text (four licenses from /usr/share/common-licenses), for vocab sizes 300
+# and 2000 and min_freq 1 and 3. Passes only when the vocabularies, the
+# merges and the ids of every line are identical.
+#
+# Builds nothing: the tool is $BPE_TOOL (default build/tests/tool_bpe).
+# Prints "skipped" and passes when python3 is missing.
+set -u
+cd "$(dirname "$0")/.."
+tool=${BPE_TOOL:-build/tests/tool_bpe}
+python=$(command -v python3 || true)
+if [ -z "$python" ]; then
+    echo "test_bpe_twin: skipped (no python3)"
+    exit 0
+fi
+if [ ! -x "$tool" ]; then
+    echo "test_bpe_twin: no tool at $tool (build tests/tool_bpe.c with text/bpe.c, or set BPE_TOOL)" >&2
+    exit 1
+fi
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+# (a) Synthetic: 3000 lines of words drawn by a fixed LCG from syllables.
+awk 'BEGIN {
+    n = split("lo w er new est wid th e in ga ta Ka ré ß 日本 語 ▁ a▁b ▁x 😀 x y [CLS] [MASK] [SEP] , . ! ( ) - __ THE The", syl, " ")
+    seed = 12345
+    for (line = 0; line < 3000; line++) {
+        seed = (seed * 75 + 74) % 65537
+        words = 1 + int(seed / 7) % 9
+        out = (line % 5 == 0) ? "label" (line % 3) "\t" : ""
+        for (w = 0; w < words; w++) {
+            word = ""
+            seed = (seed * 75 + 74) % 65537
+            k = 1 + int(seed / 7) % 4
+            for (s = 0; s < k; s++) {
+                seed = (seed * 75 + 74) % 65537
+                word = word syl[1 + int(seed / 7) % n]
+            }
+            out = out (w ? " " : "") word
+        }
+        print out
+    }
+}' > "$tmp/synthetic.txt"
+
+# (b) Real text: licenses every Debian system has.
+real="$tmp/licenses.txt"
+for f in GPL-3 Apache-2.0 MPL-2.0 Artistic; do
+    [ -f "/usr/share/common-licenses/$f" ] && cat "/usr/share/common-licenses/$f" >> "$real"
+done
+if [ ! -s "$real" ]; then
+    echo "test_bpe_twin: /usr/share/common-licenses holds none of the expected texts" >&2
+    exit 1
+fi
+
+failed=0
+for corpus in "$tmp/synthetic.txt" "$real"; do
+    for vocab in 300 2000; do
+        for min_freq in 1 3; do
+            name="$(basename "$corpus" .txt) vocab_size=$vocab min_freq=$min_freq"
+            if ! "$tool" "$corpus" "$vocab" "$min_freq" > "$tmp/c.out"; then
+                echo "FAIL $name: tool_bpe failed"; failed=1; continue
+            fi
+            if ! "$python" scripts/bpe_ref.py "$corpus" "$vocab" "$min_freq" > "$tmp/py.out"; then
+                echo "FAIL $name: bpe_ref.py failed"; failed=1; continue
+            fi
+            counts=$(grep -E '^(vocab|merges|ids) [0-9]+$' "$tmp/c.out" | tr '\n' ' ')
+            if cmp -s "$tmp/c.out" "$tmp/py.out"; then
+                echo "REPORT bpe twin $name: identical ($counts)"
+            else
+                echo "FAIL $name: C and Python differ ($counts); first differences:"
+                diff "$tmp/c.out" "$tmp/py.out" | head -n 10
+                failed=1
+            fi
+        done
+    done
+done
+[ "$failed" -eq 0 ] && echo "test_bpe_twin: C and Python agree on every vocab, merge and id"
+exit "$failed"
