@@ -19,6 +19,7 @@
 #define HEATMAP_TEXT_ROWS 24 /* query rows of a text heatmap */
 #define LABEL_CHARS 10      /* token labels are cut to this many characters */
 #define PE_PICTURE_POSITIONS 100
+#define UNTRAINED_MAX_LEN 64 /* --untrained with --max-len auto */
 
 /* The traced text: per position its display label and token id. */
 typedef struct {
@@ -115,10 +116,28 @@ static void trace_input_free(TraceInput *in) {
     memset(in, 0, sizeof *in);
 }
 
+/* bpe: each position is labelled with its subword, the piece's first one
+ * marked with U+2581 (a word split in two reads "▁dennet jes"). */
+static int trace_input_bpe(TraceInput *in, const SavedModel *run, const char *text, int max_len) {
+    in->ids = malloc(sizeof(int) * max_len);
+    in->labels = calloc((size_t)max_len, sizeof(char *));
+    int ok = in->ids && in->labels;
+    if (ok) in->T = encode_text(text, &run->vocab, run->tokenizer, max_len, in->ids, &in->truncated);
+    ok = ok && in->T >= 2;
+    for (int t = 0; ok && t < in->T; t++) {
+        in->labels[t] = strdup(run->vocab.tokens[in->ids[t]]);
+        ok = in->labels[t] != NULL;
+    }
+    in->n_text_tokens = ok ? encode_length(text, &run->vocab, run->tokenizer) - 2 : 0;
+    if (!ok) trace_input_free(in);
+    return ok ? 0 : -1;
+}
+
 /* Encodes text as the model will see it, with a label per position. */
 static int trace_input_make(TraceInput *in, const SavedModel *run, const char *text) {
     memset(in, 0, sizeof *in);
     int max_len = run->model->cfg.max_len;
+    if (run->vocab.bpe) return trace_input_bpe(in, run, text, max_len);
     TokenList list;
     if (token_list_make(&list, run->tokenizer, text, max_len) != 0) return -1;
     in->ids = malloc(sizeof(int) * max_len);
@@ -184,11 +203,22 @@ static int untrained_run(const Options *o, const char *text, SavedModel *run, ch
         snprintf(err, errlen, "--tokenizer: unknown '%s'", o->tokenizer);
         return EXIT_USAGE;
     }
-    int rc = untrained_vocab(&run->vocab, run->tokenizer, text, o->max_len, err, errlen);
+    int max_len = o->max_len ? o->max_len : UNTRAINED_MAX_LEN;   /* auto: no data to measure */
+    int rc;
+    if (run->tokenizer == TOKENIZER_BPE && !options_given(o, "tokenizer")) {
+        run->tokenizer = TOKENIZER_WORD;   /* a fresh model has nothing to learn merges from: whole words */
+    }
+    if (run->tokenizer == TOKENIZER_BPE) {
+        Example ex = {"class 0", (char *)text, 1};
+        TextDataset one = {"(the text)", &ex, 1};
+        rc = vocab_build(&run->vocab, TOKENIZER_BPE, &one, 0, 1, err, errlen);
+    } else {
+        rc = untrained_vocab(&run->vocab, run->tokenizer, text, max_len, err, errlen);
+    }
     if (rc != EXIT_OK) return rc;
     char *names[2] = {"class 0", "class 1"};
     ModelConfig cfg;
-    if (options_model_config(o, run->vocab.size, 2, &cfg, err, errlen) != EXIT_OK) return EXIT_USAGE;
+    if (options_model_config(o, run->vocab.size, 2, max_len, &cfg, err, errlen) != EXIT_OK) return EXIT_USAGE;
     if (labels_from_names(&run->labels, names, 2) != 0) return fail(err, errlen, EXIT_RUNTIME, "out of memory");
     run->model = model_create(&cfg, 1, err, errlen);
     if (!run->model) return EXIT_RUNTIME;

@@ -13,6 +13,7 @@ typedef struct {
     TextDataset train, val, test;
     int has_val, has_test;
     TokenizerKind tokenizer;
+    int max_len;       /* --max-len, or what auto chose from the training data */
     Vocab vocab;
     LabelSet labels;
     EncodedDataset enc_train, enc_val, enc_test;

@@ -60,7 +60,7 @@ static double now_seconds(void) {
 static int build_model(Trainer *t, char *err, size_t errlen) {
     const Options *o = t->o;
     ModelConfig cfg;
-    int rc = options_model_config(o, t->corpus.vocab.size, t->corpus.labels.n, &cfg, err, errlen);
+    int rc = options_model_config(o, t->corpus.vocab.size, t->corpus.labels.n, t->corpus.max_len, &cfg, err, errlen);
     if (rc != EXIT_OK) return rc;
     int rows = (o->batch_size + t->dist->size - 1) / t->dist->size;   /* MPI: a rank holds only its slice */
     if ((rc = saved_model_check_memory(&cfg, rows, err, errlen)) != EXIT_OK) return rc;
@@ -90,7 +90,7 @@ static int allocate_buffers(Trainer *t) {
     int B = t->o->batch_size, n = t->corpus.enc_train.n;
     int keep_best = t->o->patience > 0 && t->corpus.has_val;
     t->order = malloc(sizeof(int) * n);
-    t->tokens = malloc(sizeof(int) * (size_t)B * t->o->max_len);
+    t->tokens = malloc(sizeof(int) * (size_t)B * t->corpus.max_len);
     t->labels = malloc(sizeof(int) * B);
     t->indices = malloc(sizeof(int) * B);
     t->progress.history = realloc(t->progress.history, sizeof(EpochRecord) * (size_t)(t->o->epochs + 1));

@@ -23,13 +23,16 @@ const OptionSpec OPTION_TABLE[] = {
     {"heads", OPT_INT, OFF(heads), "4", 1, 1 << 20, NULL, "attention heads (must divide --d-model)", 1},
     {"layers", OPT_INT, OFF(layers), "2", 1, 1000, NULL, "encoder layers", 1},
     {"d-ff", OPT_INT, OFF(d_ff), "256", 1, 1 << 20, NULL, "feed-forward width", 1},
-    {"max-len", OPT_INT, OFF(max_len), "64", 3, 65536, NULL, "longest sequence, [CLS] and [SEP] included", 1},
+    {"max-len", OPT_INT, OFF(max_len), "auto", 3, 65536, NULL,
+     "longest sequence, [CLS] and [SEP] included; auto: the smallest multiple of 8 holding 99% of the training "
+     "sequences, at most 256", 1},
     {"dropout", OPT_DOUBLE, OFF(dropout), "0.1", 0, 0.999, NULL, "dropout probability", 1},
     {"activation", OPT_CHOICE, OFF(activation), "relu", 0, 0, "relu|gelu", "feed-forward activation", 1},
     {"norm", OPT_CHOICE, OFF(norm), "post", 0, 0, "post|pre", "LayerNorm after (post) or before (pre) each sub-layer", 1},
     {"pool", OPT_CHOICE, OFF(pool), "mean", 0, 0, "mean|cls", "pooling: mean over tokens, or the [CLS] position", 1},
     {"pe", OPT_CHOICE, OFF(pe), "sinusoidal", 0, 0, "sinusoidal|learned|none", "positional encoding", 1},
-    {"tokenizer", OPT_CHOICE, OFF(tokenizer), "word", 0, 0, "word|char", "split text into words or characters", 1},
+    {"tokenizer", OPT_CHOICE, OFF(tokenizer), "bpe", 0, 0, "bpe|word|char",
+     "bpe: subwords learned from the training texts; word: words; char: characters", 1},
     {"vocab-size", OPT_INT, OFF(vocab_size), "10000", 6, 1 << 24, NULL, "vocabulary cap, the 5 specials included", 1},
     {"min-freq", OPT_INT, OFF(min_freq), "1", 1, 1 << 30, NULL, "drop tokens seen fewer times in training", 1},
     {"val", OPT_STRING, OFF(val_path), "", 0, 0, NULL, "validation file (default: split from the training data)", 1},
@@ -82,6 +85,10 @@ int options_set(Options *o, const OptionSpec *s, const char *value, char *err, s
     switch (s->kind) {
     case OPT_INT:
     case OPT_LONG: {
+        if (s->kind == OPT_INT && strcmp(s->default_value, "auto") == 0 && strcmp(value, "auto") == 0) {
+            *(int *)field(o, s) = 0;   /* an option whose default is auto takes it back as 0 */
+            return 0;
+        }
         long long v = strtoll(value, &end, 10);
         if (errno || end == value || *end) {
             snprintf(err, errlen, "--%s: '%s' is not a whole number", s->name, value);
@@ -212,7 +219,10 @@ int options_parse(Options *o, int argc, char **argv, int first) {
 
 void options_format(const Options *o, const OptionSpec *s, char *buf, size_t len) {
     switch (s->kind) {
-    case OPT_INT: snprintf(buf, len, "%d", *(const int *)cfield(o, s)); break;
+    case OPT_INT:
+        if (*(const int *)cfield(o, s) == 0 && strcmp(s->default_value, "auto") == 0) snprintf(buf, len, "auto");
+        else snprintf(buf, len, "%d", *(const int *)cfield(o, s));
+        break;
     case OPT_LONG: snprintf(buf, len, "%lld", *(const long long *)cfield(o, s)); break;
     case OPT_DOUBLE: {
         /* the shortest form that reads back to the same double */
@@ -272,12 +282,12 @@ int options_from_json(Options *o, const JsonValue *object, char *err, size_t err
     return 0;
 }
 
-int options_model_config(const Options *o, int vocab_size, int n_classes, ModelConfig *out, char *err,
+int options_model_config(const Options *o, int vocab_size, int n_classes, int max_len, ModelConfig *out, char *err,
                          size_t errlen) {
     ModelConfig cfg = model_config_default();
     cfg.vocab_size = vocab_size;
     cfg.n_classes = n_classes;
-    cfg.max_len = o->max_len;
+    cfg.max_len = max_len;
     cfg.d_model = o->d_model;
     cfg.n_heads = o->heads;
     cfg.d_ff = o->d_ff;

@@ -16,7 +16,8 @@ typedef struct {
     double val_split;
     int vocab_size, min_freq;
     /* model */
-    int d_model, heads, layers, d_ff, max_len;
+    int d_model, heads, layers, d_ff;
+    int max_len;                 /* 0: auto, resolved from the training data */
     double dropout;
     const char *activation, *norm, *pool, *pe;
     /* training */
@@ -67,9 +68,10 @@ int options_to_json(const Options *o, JsonBuf *b);
 /* Reads recorded options from a JSON object (as written above). */
 int options_from_json(Options *o, const JsonValue *object, char *err, size_t errlen);
 void options_help(FILE *out);
-/* The model config the options describe, for a vocabulary and class count
- * found in the data, checked: 0, or ERR_INPUT with a message naming the options. */
-int options_model_config(const Options *o, int vocab_size, int n_classes, ModelConfig *out, char *err,
+/* The model config the options describe, for a vocabulary, class count and
+ * sequence length found in the data (--max-len auto is resolved there),
+ * checked: 0, or ERR_INPUT with a message naming the options. */
+int options_model_config(const Options *o, int vocab_size, int n_classes, int max_len, ModelConfig *out, char *err,
                          size_t errlen);
 
 #endif

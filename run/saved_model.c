@@ -11,20 +11,84 @@
 #include "formats/safetensors.h"
 #include "run/rundir.h"
 
+/* The merges of a bpe vocabulary as a JSON array of [left, right] pairs
+ * in learned order; NULL when out of memory. */
+static char *merges_json(const Bpe *bpe) {
+    JsonBuf b = {0};
+    int rc = jsonbuf_puts(&b, "[");
+    for (int i = 0; i < bpe_n_merges(bpe) && rc == 0; i++) {
+        const char *left, *right;
+        bpe_merge(bpe, i, &left, &right);
+        rc |= jsonbuf_puts(&b, i ? ",[" : "[");
+        rc |= jsonbuf_string(&b, left);
+        rc |= jsonbuf_puts(&b, ",");
+        rc |= jsonbuf_string(&b, right);
+        rc |= jsonbuf_puts(&b, "]");
+    }
+    rc |= jsonbuf_puts(&b, "]");
+    if (rc != 0) {
+        jsonbuf_free(&b);
+        return NULL;
+    }
+    return b.data;
+}
+
 int saved_model_write(const char *path, const Model *m, const float *params, TokenizerKind tokenizer,
                       const Vocab *vocab, const LabelSet *labels, int epoch, char *err, size_t errlen) {
     char *vocab_json = json_string_array((const char *const *)vocab->tokens, vocab->size);
     char *labels_json = json_string_array((const char *const *)labels->names, labels->n);
+    char *merges = vocab->bpe ? merges_json(vocab->bpe) : NULL;
     char epoch_text[16];
     snprintf(epoch_text, sizeof epoch_text, "%d", epoch);
-    int rc = vocab_json && labels_json ? EXIT_OK : fail(err, errlen, ERR_RUNTIME, "%s: out of memory", path);
+    int rc = vocab_json && labels_json && (merges || !vocab->bpe)
+                 ? EXIT_OK : fail(err, errlen, ERR_RUNTIME, "%s: out of memory", path);
     if (rc == EXIT_OK) {
-        const char *keys[] = {"tokenizer", "vocab", "labels", "epoch"};
-        const char *vals[] = {tokenizer_name(tokenizer), vocab_json, labels_json, epoch_text};
-        if (model_save(m, params, path, keys, vals, 4, err, errlen) != 0) rc = ERR_RUNTIME;
+        const char *keys[] = {"tokenizer", "vocab", "labels", "epoch", "merges"};
+        const char *vals[] = {tokenizer_name(tokenizer), vocab_json, labels_json, epoch_text, merges};
+        if (model_save(m, params, path, keys, vals, merges ? 5 : 4, err, errlen) != 0) rc = ERR_RUNTIME;
     }
     free(vocab_json);
     free(labels_json);
+    free(merges);
+    return rc;
+}
+
+/* "merges" of a bpe checkpoint: pairs (n, 2) of strings owned by root. */
+static int parse_merges(const char *text, JsonValue **root, const char *(**pairs)[2], int *n,
+                        char *err, size_t errlen) {
+    char why[256];
+    *root = json_parse(text, strlen(text), why, sizeof why);
+    if (!*root) return fail(err, errlen, ERR_INPUT, "metadata 'merges' is not JSON: %s", why);
+    const JsonValue *a = *root;
+    if (a->type != JSON_ARRAY) return fail(err, errlen, ERR_INPUT, "metadata 'merges' is not an array");
+    *pairs = malloc(sizeof **pairs * (size_t)(a->count ? a->count : 1));
+    if (!*pairs) return fail(err, errlen, ERR_RUNTIME, "out of memory");
+    for (int i = 0; i < a->count; i++) {
+        const JsonValue *p = &a->items[i];
+        if (p->type != JSON_ARRAY || p->count != 2 || p->items[0].type != JSON_STRING ||
+            p->items[1].type != JSON_STRING)
+            return fail(err, errlen, ERR_INPUT, "metadata 'merges': item %d is not a [left, right] pair of "
+                        "strings", i);
+        (*pairs)[i][0] = p->items[0].string;
+        (*pairs)[i][1] = p->items[1].string;
+    }
+    *n = a->count;
+    return EXIT_OK;
+}
+
+/* The vocabulary of the file: its tokens, with the merges for bpe. */
+static int read_vocab(const StFile *f, SavedModel *s, char **items, int n, char *err,
+                      size_t errlen) {
+    if (s->tokenizer != TOKENIZER_BPE) return vocab_from_tokens(&s->vocab, items, n, err, errlen);
+    const char *merges = st_meta(f, "merges");
+    if (!merges) return fail(err, errlen, ERR_INPUT, "a bpe checkpoint without metadata 'merges'");
+    JsonValue *root = NULL;
+    const char *(*pairs)[2] = NULL;
+    int n_pairs = 0;
+    int rc = parse_merges(merges, &root, &pairs, &n_pairs, err, errlen);
+    if (rc == EXIT_OK) rc = vocab_from_bpe(&s->vocab, items, n, (const char *const (*)[2])pairs, n_pairs, err, errlen);
+    free(pairs);
+    json_free(root);
     return rc;
 }
 
@@ -59,7 +123,7 @@ static int read_text_metadata(const StFile *f, const char *file, const ModelConf
     else if (!labels || (n_labels = json_parse_string_array(labels, &label_items, why, sizeof why)) != cfg->n_classes)
         set_error(err, errlen, "%s: metadata 'labels' is missing or does not hold %d labels%s%s", file,
                   cfg->n_classes, why[0] ? ": " : "", why);
-    else if (vocab_from_tokens(&s->vocab, vocab_items, n_vocab, why, sizeof why) != 0 ||
+    else if (read_vocab(f, s, vocab_items, n_vocab, why, sizeof why) != 0 ||
              labels_from_names(&s->labels, label_items, n_labels) != 0)
         set_error(err, errlen, "%s: %s", file, why[0] ? why : "bad vocabulary or labels");
     else

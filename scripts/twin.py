@@ -544,6 +544,46 @@ def cmd_matmul_peak(args):
     return 0
 
 
+# ---------------------------------------------------------------- bpe end to end
+
+def cmd_bpe_check(args):
+    """A bpe run of ./train against this side: scripts/bpe_ref.py (the
+    tokenizer written from the spec) learns from the same training texts and
+    must give the checkpoint's vocabulary and merges; then every text is
+    encoded in Python, run through the twin, and the probabilities compared
+    with what ./train predict --probs printed."""
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import bpe_ref
+    tensors, meta = st_read(os.path.join(args.run, "model.safetensors"))
+    if meta.get("tokenizer") != "bpe":
+        print(f"bpe-check: {args.run} is not a bpe run"); return 1
+    vocab_c, merges_c = json.loads(meta["vocab"]), [tuple(p) for p in json.loads(meta["merges"])]
+    train_texts = bpe_ref.read_examples(args.train)
+    vocab_py, merges_py = bpe_ref.learn([t for t in train_texts if not t.startswith("#")], args.vocab_size,
+                                        args.min_freq)
+    same_vocab, same_merges = vocab_py == vocab_c, [tuple(p) for p in merges_py] == merges_c
+    print(f"bpe-check: vocabulary {len(vocab_c)} symbols, {len(merges_c)} merges; "
+          f"identical to the Python reference: vocab {same_vocab}, merges {same_merges}")
+    model, cfg = load_twin(os.path.join(args.run, "model.safetensors"))
+    model.eval()
+    texts = bpe_ref.read_examples(args.texts)
+    with open(args.probs, encoding="utf-8") as f:
+        rows = [line.rstrip("\n").split("\t") for line in f if line.strip()]
+    labels = json.loads(meta["labels"])
+    worst, pred_mismatch = 0.0, 0
+    with torch.no_grad():
+        for text, row in zip(texts, rows):
+            ids = [CLS] + bpe_ref.encode(vocab_c, merges_c, text)[:cfg["max_len"] - 2] + [SEP]
+            probs = torch.softmax(model(torch.tensor([ids])), dim=-1)[0].double().numpy()
+            c_probs = np.array([float(x) for x in row[1:]])
+            worst = max(worst, float(np.max(np.abs(probs - c_probs))))
+            pred_mismatch += labels[int(np.argmax(c_probs))] != row[0]
+    ok = same_vocab and same_merges and len(rows) == len(texts) and worst <= args.tol and pred_mismatch == 0
+    print(f"bpe-check: {len(texts)} texts encoded in Python and run through the twin: largest probability "
+          f"difference from ./train predict --probs {worst:.2e} (tolerance {args.tol:g}); {'PASS' if ok else 'FAIL'}")
+    return 0 if ok else 1
+
+
 def main(argv):
     ap = argparse.ArgumentParser(description="PyTorch twin of the C transformer")
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -561,13 +601,21 @@ def main(argv):
     p.add_argument("--norm", choices=["post", "pre"], default="post")
     p.add_argument("--pool", choices=["mean", "cls"], default="mean")
     p.add_argument("--pe", choices=["sinusoidal", "learned", "none"], default="sinusoidal")
+    p = sub.add_parser("bpe-check", help="a bpe run's tokenizer and probabilities against the Python side")
+    p.add_argument("run")
+    p.add_argument("train", help="the training file the run learned its merges from (all of it: --val FILE)")
+    p.add_argument("texts", help="one text a line (a TSV's text after the TAB)")
+    p.add_argument("probs", help="./train predict --probs output for those texts")
+    p.add_argument("--vocab-size", type=int, required=True)
+    p.add_argument("--min-freq", type=int, default=1)
+    p.add_argument("--tol", type=float, default=2e-6)
     p = sub.add_parser("matmul-peak", help="best float32 matrix-product GFLOP/s")
     p.add_argument("--threads", type=int, default=1)
     p.add_argument("--sizes", type=int, nargs="+", default=[1024, 1536, 2048])
     p.add_argument("--reps", type=int, default=4)
     args = ap.parse_args(argv)
     return {"check": cmd_check, "selftest": cmd_selftest, "bench": cmd_bench,
-            "matmul-peak": cmd_matmul_peak}[args.cmd](args)
+            "matmul-peak": cmd_matmul_peak, "bpe-check": cmd_bpe_check}[args.cmd](args)
 
 
 if __name__ == "__main__":

@@ -4,8 +4,8 @@
  * so "_l" is the marked l. In byte order every plain ASCII symbol comes before
  * every marked one (0x61 'a' < 0xE2), and "_" alone comes before "_a" (a
  * prefix first). Merge ranks count from 0. */
-#include "bpe.h"
-#include "check.h"
+#include "text/bpe.h"
+#include "tests/check.h"
 
 #include <stdint.h>
 #include <stdlib.h>

@@ -285,7 +285,8 @@ static void test_tokenizers(void) {
     TokenizerKind k;
     CHECK(tokenizer_parse("char", &k) == 0 && k == TOKENIZER_CHAR, "parse char");
     CHECK(tokenizer_parse("word", &k) == 0 && k == TOKENIZER_WORD, "parse word");
-    CHECK(tokenizer_parse("bpe", &k) != 0, "parse unknown");
+    CHECK(tokenizer_parse("bpe", &k) == 0 && k == TOKENIZER_BPE, "parse bpe");
+    CHECK(tokenizer_parse("sentencepiece", &k) != 0, "parse unknown");
     CHECK(strcmp(tokenizer_name(TOKENIZER_CHAR), "char") == 0, "name");
 }
 

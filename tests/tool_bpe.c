@@ -11,7 +11,7 @@
  *   ids L        then L lines, the ids of each line, space-separated
  * Every line is also encoded with a Bpe rebuilt by bpe_from_lists; the tool
  * fails when the two disagree. */
-#include "bpe.h"
+#include "text/bpe.h"
 
 #include <stdio.h>
 #include <stdlib.h>

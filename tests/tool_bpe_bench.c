@@ -7,7 +7,7 @@
  * alphabet's size is not known beforehand; every attempt is timed), then
  * encodes the whole file. scripts/bpe_bench.sh makes a 10 MB English file
  * and runs this. Single-threaded; prints times, no thresholds. */
-#include "bpe.h"
+#include "text/bpe.h"
 
 #include <stdio.h>
 #include <stdlib.h>

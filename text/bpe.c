@@ -10,7 +10,10 @@
  *
  * Encoding keeps a piece's units as a linked list and a heap of candidate
  * merges keyed on (rank, position); see encode_units. */
-#include "bpe.h"
+#include "text/bpe.h"
+
+#include "base/errors.h"
+#include "text/tokenizer.h"
 
 #include <limits.h>
 #include <stdarg.h>
@@ -24,18 +27,6 @@
 #define UNIT_MAX 4          /* bytes in a unit */
 #define NO_KEY UINT64_MAX   /* an empty PairMap slot */
 
-static const char *const SPECIALS[BPE_N_SPECIAL] = {"[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"};
-
-static int fail(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static int fail(char *err, size_t errlen, const char *fmt, ...) {
-    if (err && errlen) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(err, errlen, fmt, ap);
-        va_end(ap);
-    }
-    return -1;
-}
 
 /* Makes *(T **)pp hold at least need elements of elem bytes (*cap counts
  * them). Returns 0, or -1 when out of memory or past INT_MAX / 2. */
@@ -226,7 +217,7 @@ static Bpe *bpe_new(void) {
     Bpe *b = calloc(1, sizeof *b);
     if (!b) return NULL;
     for (int i = 0; i < BPE_N_SPECIAL; i++)
-        if (strset_add(&b->sym, SPECIALS[i], strlen(SPECIALS[i]), 0) != i) {
+        if (strset_add(&b->sym, TOKEN_NAMES[i], strlen(TOKEN_NAMES[i]), 0) != i) {
             bpe_free(b);
             return NULL;
         }
@@ -273,59 +264,6 @@ int bpe_lookup(const Bpe *b, const char *s, size_t len) {
     return id < 0 ? BPE_UNK : id;
 }
 
-/* ---- The word splitter ---- */
-
-static int is_space(unsigned char c) { return c == ' ' || (c >= '\t' && c <= '\r'); }
-
-static int is_punct(unsigned char c) {
-    return (c >= '!' && c <= '/') || (c >= ':' && c <= '@') || (c >= '[' && c <= '`') || (c >= '{' && c <= '~');
-}
-
-/* Length of a literal [CLS], [SEP] or [MASK] at s (0 when none); sets *id. */
-static size_t special_at(const char *s, int *id) {
-    for (int k = BPE_CLS; k <= BPE_MASK && *s == '['; k++) {
-        size_t n = strlen(SPECIALS[k]);
-        if (strncmp(s, SPECIALS[k], n) == 0) {
-            *id = k;
-            return n;
-        }
-    }
-    return 0;
-}
-
-/* Called per token: a piece (special -1, lower-cased) or a literal special. */
-typedef int (*TokenFn)(void *ctx, const char *piece, size_t len, int special);
-
-/* Calls fn on every word-tokenizer token of text. Returns 0, fn's first
- * non-zero value, or -1 when out of memory. */
-static int split_words(const char *text, TokenFn fn, void *ctx) {
-    size_t n = strlen(text);
-    char *lower = malloc(n + 1);
-    if (!lower) return -1;
-    for (size_t i = 0; i <= n; i++)
-        lower[i] = text[i] >= 'A' && text[i] <= 'Z' ? (char)(text[i] - 'A' + 'a') : text[i];
-    int rc = 0;
-    for (size_t i = 0; !rc && i < n;) {
-        int id;
-        size_t special = special_at(text + i, &id);
-        unsigned char c = (unsigned char)text[i];
-        size_t start = i;
-        if (special) {
-            rc = fn(ctx, text + i, special, id);
-            i += special;
-        } else if (is_space(c)) {
-            i++;
-        } else if (is_punct(c)) {
-            rc = fn(ctx, lower + i++, 1, -1);
-        } else {
-            while (i < n && !is_space((unsigned char)text[i]) && !is_punct((unsigned char)text[i])) i++;
-            rc = fn(ctx, lower + start, i - start, -1);
-        }
-    }
-    free(lower);
-    return rc;
-}
-
 /* ---- Counting ---- */
 
 BpeCounter *bpe_counter_new(void) { return calloc(1, sizeof(BpeCounter)); }
@@ -343,13 +281,13 @@ int bpe_counter_add(BpeCounter *c, const char *piece, size_t len) {
     return strset_add(&c->pieces, piece, len, 1) < 0 ? -1 : 0;
 }
 
-static int count_token(void *ctx, const char *piece, size_t len, int special) {
+static int count_token(const char *piece, size_t len, int special, void *ctx) {
     return special >= 0 ? 0 : bpe_counter_add(ctx, piece, len);
 }
 
 int bpe_counter_add_text(BpeCounter *c, const char *text) {
     if (!c) return -1;
-    return text ? split_words(text, count_token, c) : 0;
+    return text ? tokenize(TOKENIZER_WORD, text, count_token, c) : 0;
 }
 
 /* ---- Learning ---- */
@@ -541,7 +479,7 @@ static int learner_bases(Learner *L, const StrSet *pieces, int vocab_size, int m
         }
     if (n_pos > INT_MAX / 4) {
         strset_free(&base);
-        return fail(err, errlen, "the training pieces hold %lld code points, more than %d", n_pos, INT_MAX / 4);
+        return fail(err, errlen, -1, "the training pieces hold %lld code points, more than %d", n_pos, INT_MAX / 4);
     }
     order = malloc(((size_t)base.n + 1) * sizeof *order);
     if (!order) goto oom;
@@ -574,7 +512,7 @@ static int learner_bases(Learner *L, const StrSet *pieces, int vocab_size, int m
 oom:
     free(order);
     strset_free(&base);
-    return fail(err, errlen, "out of memory counting the base symbols");
+    return fail(err, errlen, -1, "out of memory counting the base symbols");
 }
 
 /* Counts the initial pairs, then merges until the vocabulary is full or the
@@ -595,18 +533,18 @@ static int learner_run(Learner *L, int vocab_size, int min_freq) {
 }
 
 int bpe_learn(const BpeCounter *c, int vocab_size, int min_freq, Bpe **out, char *err, size_t errlen) {
-    if (!out) return fail(err, errlen, "bpe_learn: no place for the result");
+    if (!out) return fail(err, errlen, -1, "bpe_learn: no place for the result");
     *out = NULL;
-    if (!c) return fail(err, errlen, "bpe_learn: no piece counter");
+    if (!c) return fail(err, errlen, -1, "bpe_learn: no piece counter");
     if (vocab_size < BPE_N_SPECIAL)
-        return fail(err, errlen, "the BPE vocabulary size must be at least %d (the specials), got %d", BPE_N_SPECIAL,
+        return fail(err, errlen, -1, "the BPE vocabulary size must be at least %d (the specials), got %d", BPE_N_SPECIAL,
                     vocab_size);
-    if (min_freq < 0) return fail(err, errlen, "the BPE min_freq must be 0 or more, got %d", min_freq);
+    if (min_freq < 0) return fail(err, errlen, -1, "the BPE min_freq must be 0 or more, got %d", min_freq);
     Learner L = {0};
     L.b = bpe_new();
-    if (!L.b) return fail(err, errlen, "out of memory starting the BPE vocabulary");
+    if (!L.b) return fail(err, errlen, -1, "out of memory starting the BPE vocabulary");
     int rc = learner_bases(&L, &c->pieces, vocab_size, min_freq, err, errlen);
-    if (!rc && learner_run(&L, vocab_size, min_freq)) rc = fail(err, errlen, "out of memory learning BPE merges");
+    if (!rc && learner_run(&L, vocab_size, min_freq)) rc = fail(err, errlen, -1, "out of memory learning BPE merges");
     learner_free(&L);
     if (rc) {
         bpe_free(L.b);
@@ -632,19 +570,19 @@ static int add_listed_merges(Bpe *b, const char *const (*merges)[2], int n_merge
         int ids[2];
         for (int side = 0; side < 2; side++) {
             const char *s = merges[i][side];
-            if (!s) return fail(err, errlen, "merge %d has no %s symbol", i, side ? "right" : "left");
+            if (!s) return fail(err, errlen, -1, "merge %d has no %s symbol", i, side ? "right" : "left");
             ids[side] = strset_find(&b->sym, s, strlen(s));
-            if (ids[side] < 0) return fail(err, errlen, "merge %d: \"%.40s\" is not in the vocab", i, s);
-            if (ids[side] < BPE_N_SPECIAL) return fail(err, errlen, "merge %d uses the special %s", i, s);
+            if (ids[side] < 0) return fail(err, errlen, -1, "merge %d: \"%.40s\" is not in the vocab", i, s);
+            if (ids[side] < BPE_N_SPECIAL) return fail(err, errlen, -1, "merge %d uses the special %s", i, s);
             if (!made[ids[side]])
-                return fail(err, errlen, "merge %d uses \"%.40s\" before any merge makes it", i, s);
+                return fail(err, errlen, -1, "merge %d uses \"%.40s\" before any merge makes it", i, s);
         }
         int added, result = bpe_concat(b, ids[0], ids[1], &added);
-        if (result < 0) return fail(err, errlen, "out of memory rebuilding the BPE merges");
+        if (result < 0) return fail(err, errlen, -1, "out of memory rebuilding the BPE merges");
         if (added || result < BPE_N_SPECIAL)
-            return fail(err, errlen, "merge %d: \"%.40s\" + \"%.40s\" is %s", i, merges[i][0], merges[i][1],
+            return fail(err, errlen, -1, "merge %d: \"%.40s\" + \"%.40s\" is %s", i, merges[i][0], merges[i][1],
                         added ? "not in the vocab" : "a special token");
-        if (bpe_add_merge(b, ids[0], ids[1], result)) return fail(err, errlen, "out of memory rebuilding the BPE merges");
+        if (bpe_add_merge(b, ids[0], ids[1], result)) return fail(err, errlen, -1, "out of memory rebuilding the BPE merges");
         made[result] = 1;
     }
     return 0;
@@ -653,26 +591,26 @@ static int add_listed_merges(Bpe *b, const char *const (*merges)[2], int n_merge
 static int check_lists(Bpe *b, const char *const *vocab, int n_vocab, const char *const (*merges)[2], int n_merges,
                        char *err, size_t errlen) {
     if (!vocab || n_vocab < BPE_N_SPECIAL)
-        return fail(err, errlen, "the BPE vocab has %d symbols; it needs at least the %d specials", vocab ? n_vocab : 0,
+        return fail(err, errlen, -1, "the BPE vocab has %d symbols; it needs at least the %d specials", vocab ? n_vocab : 0,
                     BPE_N_SPECIAL);
-    if (n_merges < 0 || (n_merges > 0 && !merges)) return fail(err, errlen, "the BPE merges list is missing");
+    if (n_merges < 0 || (n_merges > 0 && !merges)) return fail(err, errlen, -1, "the BPE merges list is missing");
     for (int i = 0; i < BPE_N_SPECIAL; i++)
-        if (!vocab[i] || strcmp(vocab[i], SPECIALS[i]) != 0)
-            return fail(err, errlen, "BPE vocab[%d] is \"%.40s\", expected \"%s\"", i, vocab[i] ? vocab[i] : "(null)",
-                        SPECIALS[i]);
+        if (!vocab[i] || strcmp(vocab[i], TOKEN_NAMES[i]) != 0)
+            return fail(err, errlen, -1, "BPE vocab[%d] is \"%.40s\", expected \"%s\"", i, vocab[i] ? vocab[i] : "(null)",
+                        TOKEN_NAMES[i]);
     for (int i = BPE_N_SPECIAL; i < n_vocab; i++) {
-        if (!vocab[i] || !vocab[i][0]) return fail(err, errlen, "BPE vocab[%d] is empty", i);
+        if (!vocab[i] || !vocab[i][0]) return fail(err, errlen, -1, "BPE vocab[%d] is empty", i);
         size_t len = strlen(vocab[i]);
         int seen = strset_find(&b->sym, vocab[i], len);
-        if (seen >= 0) return fail(err, errlen, "BPE vocab[%d] \"%.40s\" repeats vocab[%d]", i, vocab[i], seen);
-        if (strset_add(&b->sym, vocab[i], len, 0) != i) return fail(err, errlen, "out of memory rebuilding the BPE vocab");
+        if (seen >= 0) return fail(err, errlen, -1, "BPE vocab[%d] \"%.40s\" repeats vocab[%d]", i, vocab[i], seen);
+        if (strset_add(&b->sym, vocab[i], len, 0) != i) return fail(err, errlen, -1, "out of memory rebuilding the BPE vocab");
     }
     char *made = calloc((size_t)n_vocab, 1);
-    if (!made) return fail(err, errlen, "out of memory rebuilding the BPE vocab");
+    if (!made) return fail(err, errlen, -1, "out of memory rebuilding the BPE vocab");
     for (int i = BPE_N_SPECIAL; i < n_vocab; i++) made[i] = (char)is_single_unit(vocab[i], strlen(vocab[i]));
     int rc = add_listed_merges(b, merges, n_merges, made, err, errlen);
     for (int i = BPE_N_SPECIAL; !rc && i < n_vocab; i++)
-        if (!made[i]) rc = fail(err, errlen, "BPE vocab[%d] \"%.40s\" is neither one code point nor made by a merge", i,
+        if (!made[i]) rc = fail(err, errlen, -1, "BPE vocab[%d] \"%.40s\" is neither one code point nor made by a merge", i,
                                 vocab[i]);
     free(made);
     return rc;
@@ -680,10 +618,10 @@ static int check_lists(Bpe *b, const char *const *vocab, int n_vocab, const char
 
 int bpe_from_lists(const char *const *vocab, int n_vocab, const char *const (*merges)[2], int n_merges, Bpe **out,
                    char *err, size_t errlen) {
-    if (!out) return fail(err, errlen, "bpe_from_lists: no place for the result");
+    if (!out) return fail(err, errlen, -1, "bpe_from_lists: no place for the result");
     *out = NULL;
     Bpe *b = bpe_new();
-    if (!b) return fail(err, errlen, "out of memory rebuilding the BPE vocab");
+    if (!b) return fail(err, errlen, -1, "out of memory rebuilding the BPE vocab");
     if (check_lists(b, vocab, n_vocab, merges, n_merges, err, errlen)) {
         bpe_free(b);
         return -1;
@@ -837,7 +775,7 @@ typedef struct {
     long long total;
 } TextJob;
 
-static int encode_token(void *ctx, const char *piece, size_t len, int special) {
+static int encode_token(const char *piece, size_t len, int special, void *ctx) {
     TextJob *job = ctx;
     if (special >= 0) {
         if (job->total < job->cap) job->ids[job->total] = special;
@@ -854,7 +792,7 @@ int bpe_encode_text(const Bpe *b, const char *text, int *ids, int cap) {
     if (!b || cap < 0 || (cap > 0 && !ids)) return -1;
     if (!text) return 0;
     TextJob job = {b, {0}, ids, cap, 0};
-    int rc = split_words(text, encode_token, &job);
+    int rc = tokenize(TOKENIZER_WORD, text, encode_token, &job);
     work_free(&job.w);
     return rc ? -1 : finish_total(job.total);
 }

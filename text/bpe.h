@@ -20,17 +20,20 @@
  * in learned order. A Bpe is read-only once built: any number of threads may
  * encode with one Bpe at the same time. No function keeps global state.
  */
-#ifndef BPE_H
-#define BPE_H
+#ifndef TEXT_BPE_H
+#define TEXT_BPE_H
 
 #include <stddef.h>
 
-#define BPE_PAD 0
-#define BPE_UNK 1
-#define BPE_CLS 2
-#define BPE_SEP 3
-#define BPE_MASK 4
-#define BPE_N_SPECIAL 5
+#include "base/tokens.h"
+
+/* The specials' fixed ids (base/tokens.h), under this module's names. */
+#define BPE_PAD TOKEN_PAD
+#define BPE_UNK TOKEN_UNK
+#define BPE_CLS TOKEN_CLS
+#define BPE_SEP TOKEN_SEP
+#define BPE_MASK TOKEN_MASK
+#define BPE_N_SPECIAL N_SPECIAL_TOKENS
 
 typedef struct Bpe Bpe;               /* a vocabulary and its merges (opaque) */
 typedef struct BpeCounter BpeCounter; /* distinct pieces with their counts (opaque) */

@@ -10,19 +10,41 @@
 
 typedef struct {
     const Vocab *vocab;
-    int *ids;
+    int *ids;          /* (room) or NULL to count only */
     int n, room;
     int truncated;
 } EncodeState;
 
-static int encode_token(const char *tok, size_t len, int special, void *ctx) {
-    EncodeState *st = ctx;
-    if (st->n == st->room) {            /* one token more than fits: stop here */
+/* A bpe piece: its subword ids, as many as fit. */
+static int encode_piece(EncodeState *st, const char *tok, size_t len) {
+    int space = st->ids ? st->room - st->n : 0;
+    int total = bpe_encode_piece(st->vocab->bpe, tok, len, st->ids ? st->ids + st->n : NULL, space);
+    if (total < 0) return -1;
+    if (st->ids && total > space) {
+        st->n = st->room;
         st->truncated = 1;
         return 1;
     }
-    st->ids[st->n++] = special >= 0 ? special : vocab_lookup(st->vocab, tok, len);
+    st->n += total;
     return 0;
+}
+
+static int encode_token(const char *tok, size_t len, int special, void *ctx) {
+    EncodeState *st = ctx;
+    if (st->ids && st->n == st->room) {   /* one token more than fits: stop here */
+        st->truncated = 1;
+        return 1;
+    }
+    if (special < 0 && st->vocab->bpe) return encode_piece(st, tok, len);
+    if (st->ids) st->ids[st->n] = special >= 0 ? special : vocab_lookup(st->vocab, tok, len);
+    st->n++;
+    return 0;
+}
+
+int encode_length(const char *text, const Vocab *v, TokenizerKind kind) {
+    EncodeState st = {v, NULL, 0, 0, 0};
+    if (tokenize(kind, text, encode_token, &st) < 0) return -1;
+    return st.n + 2;
 }
 
 /* Returns the length, or -1 for max_len < 3, no ids, or out of memory. */

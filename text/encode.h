@@ -7,7 +7,7 @@
 
 #include "base/errors.h"
 #include "text/labels.h"
-#include "text/tokenizer.h"
+#include "text/vocab.h"
 
 typedef struct {
     int *ids;          /* all sequences back to back */
@@ -27,6 +27,9 @@ int encode_dataset(const TextDataset *d, const Vocab *v, TokenizerKind kind, con
  * *truncated; -1 for max_len < 3 or out of memory. */
 int encode_text(const char *text, const Vocab *v, TokenizerKind kind, int max_len, int *ids, int *truncated);
 void encoded_free(EncodedDataset *e);
+/* The length encode_text would give with no max_len, [CLS] and [SEP]
+ * included; -1 when out of memory. */
+int encode_length(const char *text, const Vocab *v, TokenizerKind kind);
 
 /* Copies examples indices[0..B) into tokens (B, T) padded with [PAD], where T
  * is the longest of them; labels_out (B) may be NULL. Returns T, or -1 when an
