@@ -71,12 +71,20 @@ static double unk_share(const EncodedDataset *d) {
     return total ? (double)unk / total : 0.0;
 }
 
+/* Labels that look like text: more classes than half the examples. Said
+ * before the validation split, which such data would make fail. */
+static void warn_label_column(const TextDataset *all, FILE *log) {
+    LabelSet labels;
+    if (labels_build(&labels, all) != EXIT_OK) return;
+    if (labels.n > all->n / 2)
+        fprintf(log, "warning: the label column holds %d distinct values for %d examples: are the columns swapped? "
+                "(each line is label<TAB>text)\n", labels.n, all->n);
+    labels_free(&labels);
+}
+
 /* A setup that defaults or options cannot serve, said once before training
  * with the option that fixes it. */
 static void warn_setup(const Corpus *c, const Options *o, FILE *log) {
-    if (c->labels.n > c->train.n / 2)
-        fprintf(log, "warning: the label column holds %d distinct values for %d examples: are the columns swapped? "
-                "(each line is label<TAB>text)\n", c->labels.n, c->train.n);
     double unk = c->has_val ? unk_share(&c->enc_val) : 0.0;
     if (unk > UNK_WARN_SHARE)
         fprintf(log, "warning: %.0f%% of the validation tokens are [UNK] (unseen in training): try --tokenizer bpe "
@@ -94,6 +102,7 @@ int corpus_prepare(Corpus *c, const Options *o, const char *train_path, FILE *lo
         return fail(err, errlen, ERR_INPUT, "--tokenizer must be word, char or bpe");
     TextDataset all;
     if ((rc = dataset_read(train_path, &all, err, errlen)) != EXIT_OK) return rc;
+    warn_label_column(&all, log);
     if (o->val_path && *o->val_path) {
         c->train = all;
         if ((rc = dataset_read(o->val_path, &c->val, err, errlen)) != EXIT_OK) return rc;

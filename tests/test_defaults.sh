@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# test_defaults.sh: what a user who gives no option gets (SPEC section 3):
+# the bpe tokenizer (learning independent of --threads, its merges in the
+# checkpoint), --max-len auto on data whose lengths are known, and the
+# warnings that catch a wrong setup, each said once with its fix.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+TRAIN=${TRAIN:-./train}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+failures=0 checks=0
+fail() { echo "FAIL: $*"; failures=$((failures + 1)); checks=$((checks + 1)); }
+pass() { echo "ok: $*"; checks=$((checks + 1)); }
+TINY=(--d-model 16 --heads 2 --d-ff 32 --layers 1 --epochs 1 --batch-size 16 --quiet)
+
+# Lengths known by construction: 99 texts of 5 words and 1 of 40, in word
+# tokens 7 and 42 with [CLS] and [SEP]. 99% of 100 is 99 texts, all of
+# length 7, so auto is 8 (the next multiple of 8) and truncates the long one.
+awk 'BEGIN { for (i = 0; i < 99; i++) print (i % 2 ? "a" : "b") "\tw" i % 7 " v" i % 5 " u" i % 3 " t s";
+             s = "q"; for (j = 1; j < 40; j++) s = s " q"; print "a\t" s }' > "$tmp/lengths.tsv"
+out=$("$TRAIN" "$tmp/lengths.tsv" --tokenizer word --val-split 0 --out "$tmp/len" "${TINY[@]}" 2>&1)
+grep -q "max-len auto: 8, .*it truncates 1 of 100" <<<"$out" && pass "auto max-len: 8, one example truncated" \
+    || fail "auto max-len on 99 x 7 and 1 x 42 tokens: $out"
+grep -aq '"max_len": *"8"' "$tmp/len/model.safetensors" \
+    && pass "the checkpoint records the chosen max_len" || fail "model.safetensors does not hold max_len 8"
+
+# The cap: every text 300 words long gives 256.
+awk 'BEGIN { for (i = 0; i < 20; i++) { s = "w" i; for (j = 1; j < 300; j++) s = s " x"; print (i % 2 ? "a" : "b") "\t" s } }' \
+    > "$tmp/long.tsv"
+out=$("$TRAIN" "$tmp/long.tsv" --tokenizer word --val-split 0 --out "$tmp/long" "${TINY[@]}" 2>&1)
+grep -q "max-len auto: 256, " <<<"$out" && pass "auto max-len is capped at 256" || fail "300-word texts: $out"
+
+# bpe by default; learning gives the same merges (and model) at 1 and 2 threads.
+awk 'BEGIN { split("lower lowest newer newest wider widest slower slowest", w, " ");
+             for (i = 0; i < 200; i++) print (i % 2 ? "pos" : "neg") "\t" w[1 + i % 8] " " w[1 + (i * 3) % 8] " " w[1 + (i * 5) % 8] " n" i }' \
+    > "$tmp/words.tsv"
+"$TRAIN" "$tmp/words.tsv" --out "$tmp/t1" --threads 1 "${TINY[@]}" > "$tmp/t1.log" 2>&1
+"$TRAIN" "$tmp/words.tsv" --out "$tmp/t2" --threads 2 "${TINY[@]}" > "$tmp/t2.log" 2>&1
+if cmp -s "$tmp/t1/model.safetensors" "$tmp/t2/model.safetensors"; then
+    pass "bpe by default: the same merges and model at 1 and 2 threads"
+else
+    fail "bpe runs at 1 and 2 threads differ"
+fi
+grep -aq '"tokenizer": *"bpe"' "$tmp/t1/model.safetensors" \
+    && pass "the default tokenizer is bpe" || fail "the default run's checkpoint does not say tokenizer bpe"
+grep -aq '"merges": *"\[\[' "$tmp/t1/model.safetensors" \
+    && pass "the checkpoint holds the merges" || fail "no merges in the checkpoint"
+# predict from the file alone, on a word never seen (its pieces are known subwords)
+pred=$("$TRAIN" predict --model "$tmp/t1" "lowerest wides" 2>&1)
+[[ "$pred" == pos || "$pred" == neg ]] && pass "predict tokenizes unseen words from the stored merges" \
+    || fail "predict on unseen words: $pred"
+
+# Warnings, each once, with the option that fixes it.
+awk 'BEGIN { for (i = 0; i < 40; i++) print "the text number " i "\tlabel" i }' > "$tmp/swapped.tsv"
+out=$("$TRAIN" "$tmp/swapped.tsv" --out "$tmp/sw" "${TINY[@]}" 2>&1)
+[ "$(grep -c 'warning: the label column holds 40 distinct values for 40 examples: are the columns swapped' \
+    <<<"$out")" = 1 ] && pass "swapped columns are flagged once" || fail "swapped columns: $out"
+awk 'BEGIN { for (i = 0; i < 60; i++) print (i % 2 ? "a" : "b") "\tcommon" }' > "$tmp/train_unk.tsv"
+awk 'BEGIN { for (i = 0; i < 20; i++) print (i % 2 ? "a" : "b") "\tnever seen words " i }' > "$tmp/val_unk.tsv"
+out=$("$TRAIN" "$tmp/train_unk.tsv" --val "$tmp/val_unk.tsv" --tokenizer word --out "$tmp/unk" "${TINY[@]}" 2>&1)
+[ "$(grep -c 'validation tokens are \[UNK\].*try --tokenizer bpe or --tokenizer char' <<<"$out")" = 1 ] \
+    && pass "mostly-[UNK] validation is flagged once, with the fix" || fail "[UNK] warning: $out"
+out=$("$TRAIN" "$tmp/words.tsv" --val-split 0 --patience 2 --out "$tmp/pat" "${TINY[@]}" 2>&1)
+[ "$(grep -c 'warning: --patience has no effect without a validation set' <<<"$out")" = 1 ] \
+    && pass "--patience without validation is flagged once" || fail "patience warning: $out"
+out=$("$TRAIN" "$tmp/words.tsv" --out "$tmp/quiet" "${TINY[@]}" 2>&1)
+grep -q "warning" <<<"$out" && fail "a sound setup gave a warning: $out" || pass "a sound setup gives no warning"
+
+echo "test_defaults: $((checks - failures)) passed, $failures failed"
+[ "$failures" -eq 0 ]
