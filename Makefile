@@ -144,8 +144,9 @@ check-torch: $(BUILD)/tests/tool_torch_check
 demo: train
 	@bash scripts/demo.sh
 
-bench: train $(BUILD)/tests/tool_bench
+bench: train $(BUILD)/tests/tool_bench $(BUILD)/tests/tool_bpe_bench
 	@bash scripts/bench.sh
+	@bash scripts/bpe_bench.sh
 
 data:
 	@bash scripts/get-data.sh

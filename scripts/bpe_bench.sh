@@ -7,14 +7,15 @@
 # pieces is then that of the smaller text).
 #
 #   scripts/bpe_bench.sh [MERGES]
-# Uses $BPE_BENCH (default build/tests/tool_bpe_bench), compiling it there
-# from tests/tool_bpe_bench.c and text/bpe.c when missing.
+# Uses $BPE_BENCH (default build/tests/tool_bpe_bench; `make bench` builds
+# it). Then a whole default run (bpe) against --tokenizer word on the same
+# data, wall time of each.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 tool=${BPE_BENCH:-build/tests/tool_bpe_bench}
 if [ ! -x "$tool" ]; then
-    mkdir -p "$(dirname "$tool")"
-    ${CC:-cc} -std=c11 -D_GNU_SOURCE -Wall -Wextra -O2 -Itext tests/tool_bpe_bench.c text/bpe.c -o "$tool"
+    echo "bpe_bench: $tool is missing; run 'make bench' (it builds it first)" >&2
+    exit 2
 fi
 size=10000000
 corpus=build/bpe-bench/corpus.txt
@@ -38,3 +39,22 @@ if [ ! -s "$corpus" ] || [ "$(stat -c %s "$corpus")" -ne "$size" ]; then
     echo "corpus: $corpus, $(wc -l < "$corpus") lines"
 fi
 "$tool" "$corpus" "${1:-8000}"
+
+# A default run (bpe, --max-len auto) against the word tokenizer, same data
+# and model: the tokenizer's share of a whole run.
+data=data/negation/train.tsv
+runs=build/bpe-bench/runs
+rm -rf "$runs"
+mkdir -p "$runs"
+wall() {  # name options...: seconds of one run
+    local name=$1 start end
+    shift
+    start=$(date +%s.%N)
+    ./train "$data" --out "$runs/$name" --epochs 3 --threads 1 --quiet "$@" > "$runs/$name.log" 2>&1
+    end=$(date +%s.%N)
+    awk -v a="$start" -v b="$end" 'BEGIN { printf "%.2f", b - a }'
+}
+bpe=$(wall bpe)
+word=$(wall word --tokenizer word)
+echo "a default run on $data (3 epochs, 1 thread): bpe ${bpe} s, word ${word} s," \
+     "ratio $(awk -v a="$bpe" -v b="$word" 'BEGIN { printf "%.2f", a / b }') (target at most 1.5)"
