@@ -10,6 +10,7 @@
 
 #include "layers.h"
 #include "rng.h"
+#include "threads.h"
 
 /* Keys of the counter-based generator: one site per random draw location. */
 enum { SITE_EMBED_DROPOUT = 1, SITE_LAYER_BASE = 100, SITES_PER_LAYER = 10, SITE_INIT_BASE = 1000000 };
@@ -433,6 +434,8 @@ float model_forward(Model *m, const int *tokens, const int *labels, int B, int T
     long Nd = (long)N * d;
     m->batch = B;
     m->seq_len = T;
+    /* the team for this step: the cores other programs leave free */
+    threads_adapt();
     /* ids outside the vocabulary cannot come from the data module; map them to [UNK] */
     for (int i = 0; i < N; i++)
         a->tokens[i] = tokens[i] >= 0 && tokens[i] < c->vocab_size ? tokens[i] : TOKEN_UNK;
