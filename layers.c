@@ -428,52 +428,74 @@ static float *att_work_alloc(long per_thread, int threads) {
     return work;
 }
 
+/* Lanes of the row maximum. A maximum is the same in any order, so these
+ * are as many as keep the comparisons from waiting on each other. */
+enum { MAX_LANES = 32 };
+
+/* Row sums as row_dot_float adds (lane l takes the elements i with
+ * i % SUM_LANES == l, lanes combined in a fixed order), for ROWS_AT_ONCE
+ * rows side by side: each row's sum is one chain of additions per lane, and
+ * the rows' chains interleave instead of waiting on one another. */
+enum { ROWS_AT_ONCE = 4 };
+
+static void rows_sum(float *sums, const float *x, long ldx, int rows, int n) {
+    int r = 0;
+    for (; r + ROWS_AT_ONCE <= rows; r += ROWS_AT_ONCE) {
+        float part[ROWS_AT_ONCE][SUM_LANES] = {{0}};
+        const float *row = x + r * ldx;
+        int i = 0;
+        for (; i + SUM_LANES <= n; i += SUM_LANES)
+            for (int q = 0; q < ROWS_AT_ONCE; q++)
+                for (int l = 0; l < SUM_LANES; l++) part[q][l] += row[q * ldx + i + l];
+        for (int l = 0; i < n; i++, l++)
+            for (int q = 0; q < ROWS_AT_ONCE; q++) part[q][l] += row[q * ldx + i];
+        for (int q = 0; q < ROWS_AT_ONCE; q++) sums[r + q] = lanes_combine_float(part[q]);
+    }
+    for (; r < rows; r++) {
+        float part[SUM_LANES] = {0};
+        const float *row = x + r * ldx;
+        int i = 0;
+        for (; i + SUM_LANES <= n; i += SUM_LANES)
+            for (int l = 0; l < SUM_LANES; l++) part[l] += row[i + l];
+        for (int l = 0; i < n; i++, l++) part[l] += row[i];
+        sums[r] = lanes_combine_float(part);
+    }
+}
+
 /* Softmax over keys of rows of scores, in place: scores * scale, keys that
  * are [PAD] excluded (probability exactly 0). The row's maximum and the
- * inverse of its sum go to stats (2 floats a row) when it is not NULL. The
- * passes are fused, but the arithmetic and the order of every sum are those
- * of the lane sums above: lane l takes the elements i with i % SUM_LANES == l,
- * and the lanes are combined in a fixed order. */
+ * inverse of its sum go to stats (2 floats a row) when it is not NULL. */
 static void attention_softmax_rows(float *p, long ldp, int rows, const int *tokens, int T, float scale,
                                    float *stats) {
+    float row_max[ATT_BLOCK_FLOATS / MM_MR], sums[ATT_BLOCK_FLOATS / MM_MR];
     for (int r = 0; r < rows; r++) {
         float *row = p + r * ldp;
-        float part[SUM_LANES];
-        for (int l = 0; l < SUM_LANES; l++) part[l] = -INFINITY;
+        float part[MAX_LANES];
+        for (int l = 0; l < MAX_LANES; l++) part[l] = -INFINITY;
         int t2 = 0;
-        for (; t2 + SUM_LANES <= T; t2 += SUM_LANES)
-            for (int l = 0; l < SUM_LANES; l++) {
+        for (; t2 + MAX_LANES <= T; t2 += MAX_LANES)
+            for (int l = 0; l < MAX_LANES; l++) {
                 float v = tokens[t2 + l] == TOKEN_PAD ? -INFINITY : row[t2 + l] * scale;
                 row[t2 + l] = v;
                 part[l] = larger(v, part[l]);
             }
-        for (int l = 0; t2 < T; t2++, l++) {
+        for (; t2 < T; t2++) {
             float v = tokens[t2] == TOKEN_PAD ? -INFINITY : row[t2] * scale;
             row[t2] = v;
-            part[l] = larger(v, part[l]);
+            part[0] = larger(v, part[0]);
         }
-        float max_score = larger(larger(larger(part[0], part[1]), larger(part[2], part[3])),
-                                 larger(larger(part[4], part[5]), larger(part[6], part[7])));
-        for (int l = 0; l < SUM_LANES; l++) part[l] = 0.0f;
-        t2 = 0;
-        for (; t2 + SUM_LANES <= T; t2 += SUM_LANES)
-            for (int l = 0; l < SUM_LANES; l++) {
-                float v = row[t2 + l];
-                float e = v == -INFINITY ? 0.0f : SOFTMAX_EXP(v - max_score);
-                row[t2 + l] = e;
-                part[l] += e;
-            }
-        for (int l = 0; t2 < T; t2++, l++) {
-            float v = row[t2];
-            float e = v == -INFINITY ? 0.0f : SOFTMAX_EXP(v - max_score);
-            row[t2] = e;
-            part[l] += e;
-        }
-        float sum = lanes_combine_float(part);
-        float inv = sum > 0.0f ? 1.0f / sum : 0.0f;
-        for (t2 = 0; t2 < T; t2++) row[t2] *= inv;
+        float max_score = part[0];
+        for (int l = 1; l < MAX_LANES; l++) max_score = larger(part[l], max_score);
+        for (t2 = 0; t2 < T; t2++) row[t2] = row[t2] == -INFINITY ? 0.0f : SOFTMAX_EXP(row[t2] - max_score);
+        row_max[r] = max_score;
+    }
+    rows_sum(sums, p, ldp, rows, T);
+    for (int r = 0; r < rows; r++) {
+        float *row = p + r * ldp;
+        float inv = sums[r] > 0.0f ? 1.0f / sums[r] : 0.0f;
+        for (int t2 = 0; t2 < T; t2++) row[t2] *= inv;
         if (stats) {
-            stats[2 * r] = max_score;
+            stats[2 * r] = row_max[r];
             stats[2 * r + 1] = inv;
         }
     }
@@ -572,14 +594,27 @@ void attention_probs(float *probs, const float *qkv, const int *tokens, int B, i
  * ds = p * (dp - sum_j p_j dp_j) * scale with dp = d(used) * mask. */
 static void attention_softmax_backward_rows(float *ds, const float *p, const float *mask, int rows, int T,
                                             float scale) {
-    for (int r = 0; r < rows; r++) {
+    float dots[ATT_BLOCK_FLOATS / MM_MR];
+    if (mask)
+        for (long i = 0; i < (long)rows * T; i++) ds[i] *= mask[i];
+    /* dot = sum over keys of dp * p, lanes as row_dot_float, rows side by side */
+    int r = 0;
+    for (; r + ROWS_AT_ONCE <= rows; r += ROWS_AT_ONCE) {
+        float part[ROWS_AT_ONCE][SUM_LANES] = {{0}};
+        const float *d = ds + (long)r * T, *pr = p + (long)r * T;
+        int i = 0;
+        for (; i + SUM_LANES <= T; i += SUM_LANES)
+            for (int q = 0; q < ROWS_AT_ONCE; q++)
+                for (int l = 0; l < SUM_LANES; l++) part[q][l] += d[(long)q * T + i + l] * pr[(long)q * T + i + l];
+        for (int l = 0; i < T; i++, l++)
+            for (int q = 0; q < ROWS_AT_ONCE; q++) part[q][l] += d[(long)q * T + i] * pr[(long)q * T + i];
+        for (int q = 0; q < ROWS_AT_ONCE; q++) dots[r + q] = lanes_combine_float(part[q]);
+    }
+    for (; r < rows; r++) dots[r] = row_dot_float(ds + (long)r * T, p + (long)r * T, T);
+    for (r = 0; r < rows; r++) {
         float *d = ds + (long)r * T;
         const float *pr = p + (long)r * T;
-        if (mask) {
-            const float *mr = mask + (long)r * T;
-            for (int t2 = 0; t2 < T; t2++) d[t2] *= mr[t2];
-        }
-        float dot = row_dot_float(d, pr, T);
+        float dot = dots[r];
         for (int t2 = 0; t2 < T; t2++) d[t2] = pr[t2] * (d[t2] - dot) * scale;
     }
 }
