@@ -8,8 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "nn/layers.h"
 #include "base/rng.h"
+#include "nn/layers.h"
+#include "nn/threads.h"
 
 /* Keys of the counter-based generator: one site per random draw location. */
 enum { SITE_EMBED_DROPOUT = 1, SITE_LAYER_BASE = 100, SITES_PER_LAYER = 10, SITE_INIT_BASE = 1000000 };
@@ -35,13 +36,14 @@ typedef struct {
 typedef struct {
     float *ln1_out, *ln1_mean, *ln1_rstd;
     float *qkv;
-    float *att_probs;
+    float *att_stats;   /* (B,NH,T,2): each attention softmax row's max and 1/sum */
     float *att_heads, *resid1;
     float *ln2_out, *ln2_mean, *ln2_rstd;
     float *ff_pre, *ff_hidden, *ff_out, *resid2;  /* ff_hidden: activation, after dropout */
 } LayerActs;
 
 struct ModelActs {
+    ThreadsAdapt threads; /* the OpenMP team fitted to the cores others leave free */
     float *arena;
     int *tokens;        /* (B,T) copy of the last batch */
     int *labels;        /* (B) */
@@ -51,16 +53,16 @@ struct ModelActs {
     const float *class_weights;
     float *emb_sum, *emb_mask, *x0;
     LayerActs *layers;
-    /* scratch shared by all layers: the attention dropout mask and the
-     * probabilities after it (drawn again in the backward), the attention
-     * output projection before the residual sum */
-    float *att_mask, *att_used, *att_proj;
+    /* the attention probabilities of one layer, made only when asked for
+     * (model_attention_probs); the attention output projection before the
+     * residual sum, shared by all layers */
+    float *att_probs, *att_proj;
     float *final_out, *final_mean, *final_rstd;
     float *pooled;
     float *logits, *probs;
     /* backward scratch */
     float *d_logits, *d_pooled, *d_stream, *d_stream2, *d_ln, *d_proj, *d_heads, *d_qkv;
-    float *d_ff_a, *d_att;
+    float *d_ff_a;
     /* parameter offsets */
     size_t embedding, pos_embedding, final_norm_w, final_norm_b, head_w, head_b;
     LayerParams *layer_params;
@@ -190,21 +192,21 @@ static size_t layout_acts(ModelActs *a, const ModelConfig *c, int max_batch, flo
         LayerActs *la = &a->layers[l];
         TAKE(la->ln1_out, N * d); TAKE(la->ln1_mean, N); TAKE(la->ln1_rstd, N);
         TAKE(la->qkv, 3 * N * d);
-        TAKE(la->att_probs, att);
+        TAKE(la->att_stats, 2 * N * c->n_heads);
         TAKE(la->att_heads, N * d);
         TAKE(la->resid1, N * d);
         TAKE(la->ln2_out, N * d); TAKE(la->ln2_mean, N); TAKE(la->ln2_rstd, N);
         TAKE(la->ff_pre, N * f); TAKE(la->ff_hidden, N * f); TAKE(la->ff_out, N * d);
         TAKE(la->resid2, N * d);
     }
-    TAKE(a->att_mask, att); TAKE(a->att_used, att); TAKE(a->att_proj, N * d);
+    TAKE(a->att_probs, att); TAKE(a->att_proj, N * d);
     TAKE(a->final_out, N * d); TAKE(a->final_mean, N); TAKE(a->final_rstd, N);
     TAKE(a->pooled, B * d);
     TAKE(a->logits, B * NC); TAKE(a->probs, B * NC);
     TAKE(a->d_logits, B * NC); TAKE(a->d_pooled, B * d);
     TAKE(a->d_stream, N * d); TAKE(a->d_stream2, N * d); TAKE(a->d_ln, N * d);
     TAKE(a->d_proj, N * d); TAKE(a->d_heads, N * d); TAKE(a->d_qkv, 3 * N * d);
-    TAKE(a->d_ff_a, N * f); TAKE(a->d_att, att);
+    TAKE(a->d_ff_a, N * f);
 #undef TAKE
     return used;
 }
@@ -222,10 +224,10 @@ size_t model_memory_bytes(const ModelConfig *c, int max_batch) {
     /* Estimated in double first so absurd configs cannot overflow size_t. */
     double N = (double)max_batch * c->max_len, d = c->d_model, f = c->d_ff;
     double att = (double)max_batch * c->n_heads * c->max_len * c->max_len;
-    double per_layer_acts = N * (9 * d + 2 * f + 4) + att;
+    double per_layer_acts = N * (9 * d + 2 * f + 4 + 2 * c->n_heads);
     double params = (double)c->vocab_size * d + c->n_layers * (4 * d * d + 2 * d * f + 9 * d + f) +
                     (double)c->max_len * d + (double)c->n_classes * (d + 1) + 2 * d;
-    double floats = 4 * params + c->n_layers * per_layer_acts + N * (13 * d + f + 2) + 3 * att +
+    double floats = 4 * params + c->n_layers * per_layer_acts + N * (13 * d + f + 2) + att +
                     (double)max_batch * (2 * d + 4 * c->n_classes) + (double)c->max_len * d;
     double bytes = floats * sizeof(float) + N * sizeof(int) * 2;
     return bytes > (double)(SIZE_MAX / 2) ? SIZE_MAX / 2 : (size_t)bytes;
@@ -382,7 +384,7 @@ static const float *layer_forward(Model *m, int l, const float *x, int B, int T,
     const LayerParams *lp = &a->layer_params[l];
     const float *P = m->params;
     int N = B * T, d = c->d_model, f = c->d_ff;
-    long Nd = (long)N * d, Nf = (long)N * f, att = (long)B * c->n_heads * T * T;
+    long Nd = (long)N * d, Nf = (long)N * f;
     int dropout = opt->training && c->dropout > 0.0f;
     int pre = c->norm == NORM_PRE;
 
@@ -392,9 +394,8 @@ static const float *layer_forward(Model *m, int l, const float *x, int B, int T,
         attn_in = la->ln1_out;
     }
     linear_forward(la->qkv, attn_in, P + lp->in_proj_w, P + lp->in_proj_b, N, d, 3 * d);
-    if (dropout) dropout_mask(a->att_mask, att, c->dropout, opt->seed, opt->step, layer_site(l, DROP_ATTENTION));
-    attention_forward(la->att_heads, la->att_probs, a->att_used, la->qkv, dropout ? a->att_mask : NULL,
-                      a->tokens, B, T, d, c->n_heads);
+    DropoutKey att_drop = {dropout ? c->dropout : 0.0f, opt->seed, opt->step, layer_site(l, DROP_ATTENTION)};
+    attention_forward(la->att_heads, la->att_stats, la->qkv, a->tokens, B, T, d, c->n_heads, att_drop);
     linear_forward(a->att_proj, la->att_heads, P + lp->out_proj_w, P + lp->out_proj_b, N, d, d);
     if (dropout)
         dropout_apply(a->att_proj, a->att_proj, Nd, c->dropout, opt->seed, opt->step, layer_site(l, DROP_ATTN_OUT));
@@ -432,6 +433,8 @@ float model_forward(Model *m, const int *tokens, const int *labels, int B, int T
     long Nd = (long)N * d;
     m->batch = B;
     m->seq_len = T;
+    /* the team for this step: the cores other programs leave free */
+    threads_adapt(&a->threads);
     /* ids outside the vocabulary cannot come from the data module; map them to [UNK] */
     for (int i = 0; i < N; i++)
         a->tokens[i] = tokens[i] >= 0 && tokens[i] < c->vocab_size ? tokens[i] : TOKEN_UNK;
@@ -530,15 +533,8 @@ static void layer_backward(Model *m, int l, const float *x, const float *dout, f
     linear_backward(a->d_heads, G + lp->out_proj_w, G + lp->out_proj_b, d_att_proj, la->att_heads,
                     P + lp->out_proj_w, N, d, d);
     zero_floats(a->d_qkv, 3 * Nd);
-    const float *att_used = la->att_probs;
-    if (dropout) {
-        long att = (long)B * c->n_heads * T * T;
-        dropout_mask(a->att_mask, att, c->dropout, seed, step, layer_site(l, DROP_ATTENTION));
-        mul_forward(a->att_used, la->att_probs, a->att_mask, att);
-        att_used = a->att_used;
-    }
-    attention_backward(a->d_qkv, a->d_att, a->d_heads, la->qkv, la->att_probs, att_used,
-                       dropout ? a->att_mask : NULL, B, T, d, c->n_heads);
+    DropoutKey att_drop = {dropout ? c->dropout : 0.0f, seed, step, layer_site(l, DROP_ATTENTION)};
+    attention_backward(a->d_qkv, a->d_heads, la->qkv, la->att_stats, a->tokens, B, T, d, c->n_heads, att_drop);
     /* to x: residual path plus the attention input's gradient */
     copy_floats(dx, d_resid1, Nd);
     if (pre) {
@@ -624,7 +620,12 @@ int model_predicted_class(const Model *m, int b) {
 /* ------------------------------------------------------------ views */
 
 const float *model_embedding_sum(const Model *m) { return m->acts->emb_sum; }
-const float *model_attention_probs(const Model *m, int l) { return m->acts->layers[l].att_probs; }
+const float *model_attention_probs(const Model *m, int l) {
+    /* made again from the layer's saved q, k of the last forward */
+    attention_probs(m->acts->att_probs, m->acts->layers[l].qkv, m->acts->tokens, m->batch, m->seq_len,
+                    m->cfg.d_model, m->cfg.n_heads);
+    return m->acts->att_probs;
+}
 const float *model_ffn_output(const Model *m, int l) { return m->acts->layers[l].ff_out; }
 const float *model_layer_output(const Model *m, int l) { return layer_input(m, l + 1); }
 const float *model_encoder_output(const Model *m) {

@@ -2,6 +2,8 @@
 #include "nn/layers.h"
 
 #include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "nn/matmul.h"
@@ -254,10 +256,19 @@ void layernorm_backward(float *dinp, float *dweight, float *dbias, const float *
 
 /* ---------------------------------------------------------------- attention */
 
-/* Each (batch, head) pair is one task: its scores, probabilities and the
- * slices of out and dqkv it writes belong to no other task. Within a task
- * the products are the serial matmul, whose sums run over the shared index
- * in increasing order, as a plain loop would. */
+/* Fused, in the manner of flash attention. Each (batch, head) pair is one
+ * task: the slices of out and dqkv it writes belong to no other task. Within
+ * it the queries go in blocks of rows; for one block, the scores against
+ * every key, the softmax, the dropout and the weighted sum of the values are
+ * made in a buffer of rows x T floats that stays in cache, and the T x T
+ * probabilities of the head are never stored. The backward makes them again,
+ * block by block, from q and k, and the dropout factors from their keys.
+ *
+ * Each element of every product is still one multiply-add chain over the
+ * shared index in increasing order (the kernel of matmul.h, continuing the
+ * chain where it accumulates: dk and dv over the blocks in order), and each
+ * softmax row is computed whole, so the results are those of the unfused
+ * products, whatever the thread count and the block size. */
 
 /* Views of head h of sequence b in the packed qkv (B,T,3C): rows are
  * positions, columns the head's dh features; part 0 = q, 1 = k, 2 = v. */
@@ -305,15 +316,6 @@ static float lanes_combine_float(const float *part) {
     return ((part[0] + part[1]) + (part[2] + part[3])) + ((part[4] + part[5]) + (part[6] + part[7]));
 }
 
-static float row_sum_float(const float *x, int n) {
-    float part[SUM_LANES] = {0};
-    int i = 0;
-    for (; i + SUM_LANES <= n; i += SUM_LANES)
-        for (int l = 0; l < SUM_LANES; l++) part[l] += x[i + l];
-    for (int l = 0; i < n; i++, l++) part[l] += x[i];
-    return lanes_combine_float(part);
-}
-
 static float row_dot_float(const float *x, const float *y, int n) {
     float part[SUM_LANES] = {0};
     int i = 0;
@@ -325,101 +327,343 @@ static float row_dot_float(const float *x, const float *y, int n) {
 
 static float larger(float a, float b) { return a > b ? a : b; }
 
-static float row_max_float(const float *x, int n) {
-    float part[SUM_LANES];
-    for (int l = 0; l < SUM_LANES; l++) part[l] = -INFINITY;
-    int i = 0;
-    for (; i + SUM_LANES <= n; i += SUM_LANES)
-        for (int l = 0; l < SUM_LANES; l++) part[l] = larger(x[i + l], part[l]);
-    for (int l = 0; i < n; i++, l++) part[l] = larger(x[i], part[l]);
-    return larger(larger(larger(part[0], part[1]), larger(part[2], part[3])),
-                  larger(larger(part[4], part[5]), larger(part[6], part[7])));
+/* Query rows of one block: its scores against every key take at most about
+ * this many floats (64 KB), so a block's buffers stay in the core's L2. */
+#define ATT_BLOCK_FLOATS 16384
+
+static int attention_block_rows(int T) {
+    int rows = ATT_BLOCK_FLOATS / T / MM_MR * MM_MR;
+    int whole = (T + MM_MR - 1) / MM_MR * MM_MR;
+    if (rows < MM_MR) rows = MM_MR;
+    return rows < whole ? rows : whole;
 }
 
-/* Row-wise masked softmax of scores * scale, in place; used = probs * drop. */
-static void attention_softmax(float *probs, float *used, const float *drop, const int *tokens,
-                              int T, float scale) {
-    for (int t = 0; t < T; t++) {
-        float *p = probs + (long)t * T;
-        float *u = used + (long)t * T;
-        for (int t2 = 0; t2 < T; t2++) p[t2] = tokens[t2] == TOKEN_PAD ? -INFINITY : p[t2] * scale;
-        float max_score = row_max_float(p, T);
-        for (int t2 = 0; t2 < T; t2++) p[t2] = p[t2] == -INFINITY ? 0.0f : SOFTMAX_EXP(p[t2] - max_score);
-        float sum = row_sum_float(p, T);
-        float inv = sum > 0.0f ? 1.0f / sum : 0.0f;
-        if (drop) {
-            const float *m = drop + (long)t * T;
-            for (int t2 = 0; t2 < T; t2++) {
-                p[t2] *= inv;
-                u[t2] = p[t2] * m[t2];
-            }
-        } else {
-            for (int t2 = 0; t2 < T; t2++) {
-                p[t2] *= inv;
-                u[t2] = p[t2];
+/* C (M x N, row stride ldc) = (accumulate ? C : 0) + A (M x K) times B,
+ * where B was packed whole by mm_pack_b (panel j, of NR columns, at
+ * b + j * NR * K). A needs a unit stride on one side, as every operand of
+ * the attention has. Each element is one chain over k in increasing order,
+ * continued where C is accumulated, exactly as in matmul(). */
+static void att_product(float *c, long ldc, MatView a, const float *b, long M, int N, long K, int accumulate) {
+    long k_block = K <= MM_KC_MAX ? K : MM_KC;
+    for (long k0 = 0; k0 < K; k0 += k_block) {
+        int kc = (int)(K - k0 < k_block ? K - k0 : k_block);
+        int load_c = accumulate || k0 > 0;
+        for (long i0 = 0; i0 < M; i0 += MM_MR) {
+            int rows = (int)(M - i0 < MM_MR ? M - i0 : MM_MR);
+            const float *a_ptr = a.data + i0 * a.row_stride + k0 * a.col_stride;
+            for (int j0 = 0; j0 < N; j0 += MM_NR) {
+                int cols = N - j0 < MM_NR ? N - j0 : MM_NR;
+                const float *panel = b + (long)j0 * K + k0 * MM_NR;
+                float *tile = c + i0 * ldc + j0;
+                if (rows == MM_MR && cols == MM_NR)
+                    mm_kernel(kc, a_ptr, a.row_stride, a.col_stride, panel, tile, ldc, NULL, load_c);
+                else
+                    mm_edge_tile(tile, ldc, rows, cols, NULL, load_c, a, i0, k0, kc, panel);
             }
         }
     }
 }
 
-void attention_forward(float *out, float *probs, float *used, const float *qkv,
-                       const float *drop_mask, const int *tokens, int B, int T, int C, int NH) {
-    int dh = C / NH;
-    float scale = 1.0f / sqrtf((float)dh);
-    #pragma omp parallel for schedule(static)
-    for (int bh = 0; bh < B * NH; bh++) {
-        int b = bh / NH, h = bh % NH;
-        long block = (long)bh * T * T;
-        MatView q = qkv_head(qkv, b, h, 0, T, C, dh), k = qkv_head(qkv, b, h, 1, T, C, dh);
-        MatView v = qkv_head(qkv, b, h, 2, T, C, dh);
-        /* scores = q k^T; probabilities; out = used v */
-        matmul_serial(probs + block, T, q, transposed(k), NULL, MM_ZERO, T, T, dh);
-        attention_softmax(probs + block, used + block, drop_mask ? drop_mask + block : NULL,
-                          tokens + (long)b * T, T, scale);
-        MatView u = {used + block, T, 1};
-        matmul_serial(out + (long)b * T * C + (long)h * dh, C, u, v, NULL, MM_ZERO, T, dh, T);
+/* One thread's buffers: the head's operands packed once per (batch, head),
+ * and the block's rows x T matrices. */
+typedef struct {
+    float *k_t, *v, *v_t, *k;   /* K^T, V, V^T, K packed as B operands */
+    float *q_blk, *g_blk;       /* the block's q and d(out) rows, packed */
+    float *p, *u, *m, *ds;      /* probabilities, after dropout, dropout factors, gradients */
+} AttWork;
+
+static long round_up(long n, long to) { return (n + to - 1) / to * to; }
+
+/* Floats of one thread's AttWork; each part starts on a 64-byte line. */
+static long att_work_floats(int T, int dh, int rows) {
+    long panels_t = round_up(round_up(T, MM_NR) * dh, 16), panels_d = round_up(round_up(dh, MM_NR) * (long)T, 16);
+    long blk = round_up(round_up(dh, MM_NR) * (long)rows, 16), sq = round_up((long)rows * T, 16);
+    return 2 * panels_t + 2 * panels_d + 2 * blk + 4 * sq;
+}
+
+static AttWork att_work_carve(float *base, int T, int dh, int rows) {
+    long panels_t = round_up(round_up(T, MM_NR) * dh, 16), panels_d = round_up(round_up(dh, MM_NR) * (long)T, 16);
+    long blk = round_up(round_up(dh, MM_NR) * (long)rows, 16), sq = round_up((long)rows * T, 16);
+    AttWork w;
+    w.k_t = base; base += panels_t;
+    w.v_t = base; base += panels_t;
+    w.v = base; base += panels_d;
+    w.k = base; base += panels_d;
+    w.q_blk = base; base += blk;
+    w.g_blk = base; base += blk;
+    w.p = base; base += sq;
+    w.u = base; base += sq;
+    w.m = base; base += sq;
+    w.ds = base;
+    return w;
+}
+
+static int att_threads(void) {
+#ifdef _OPENMP
+    return omp_get_max_threads();
+#else
+    return 1;
+#endif
+}
+
+static int att_thread_num(void) {
+#ifdef _OPENMP
+    return omp_get_thread_num();
+#else
+    return 0;
+#endif
+}
+
+/* Every thread's AttWork in one allocation, freed by the caller. Running
+ * out of memory for these few hundred kilobytes ends the program. */
+static float *att_work_alloc(long per_thread, int threads) {
+    size_t bytes = (size_t)per_thread * (size_t)threads * sizeof(float);
+    bytes = (bytes + 63) / 64 * 64;
+    float *work = aligned_alloc(64, bytes > 0 ? bytes : 64);
+    if (!work) {
+        fprintf(stderr, "error: out of memory for the attention's work buffers (%zu bytes)\n", bytes);
+        exit(1);
+    }
+    return work;
+}
+
+/* Lanes of the row maximum. A maximum is the same in any order, so these
+ * are as many as keep the comparisons from waiting on each other. */
+enum { MAX_LANES = 32 };
+
+/* Row sums as row_dot_float adds (lane l takes the elements i with
+ * i % SUM_LANES == l, lanes combined in a fixed order), for ROWS_AT_ONCE
+ * rows side by side: each row's sum is one chain of additions per lane, and
+ * the rows' chains interleave instead of waiting on one another. */
+enum { ROWS_AT_ONCE = 4 };
+
+static void rows_sum(float *sums, const float *x, long ldx, int rows, int n) {
+    int r = 0;
+    for (; r + ROWS_AT_ONCE <= rows; r += ROWS_AT_ONCE) {
+        float part[ROWS_AT_ONCE][SUM_LANES] = {{0}};
+        const float *row = x + r * ldx;
+        int i = 0;
+        for (; i + SUM_LANES <= n; i += SUM_LANES)
+            for (int q = 0; q < ROWS_AT_ONCE; q++)
+                for (int l = 0; l < SUM_LANES; l++) part[q][l] += row[q * ldx + i + l];
+        for (int l = 0; i < n; i++, l++)
+            for (int q = 0; q < ROWS_AT_ONCE; q++) part[q][l] += row[q * ldx + i];
+        for (int q = 0; q < ROWS_AT_ONCE; q++) sums[r + q] = lanes_combine_float(part[q]);
+    }
+    for (; r < rows; r++) {
+        float part[SUM_LANES] = {0};
+        const float *row = x + r * ldx;
+        int i = 0;
+        for (; i + SUM_LANES <= n; i += SUM_LANES)
+            for (int l = 0; l < SUM_LANES; l++) part[l] += row[i + l];
+        for (int l = 0; i < n; i++, l++) part[l] += row[i];
+        sums[r] = lanes_combine_float(part);
     }
 }
 
-/* Through the dropout and the softmax, in place: dscore holds d(used) on
- * entry and d(scores before scaling) on return:
- * ds = p * (dp - sum_j p_j dp_j) * scale with dp = d(used) * drop. */
-static void attention_softmax_backward(float *dscore, const float *probs, const float *drop, int T, float scale) {
-    for (int t = 0; t < T; t++) {
-        float *d = dscore + (long)t * T;
-        const float *p = probs + (long)t * T;
-        if (drop) {
-            const float *m = drop + (long)t * T;
-            for (int t2 = 0; t2 < T; t2++) d[t2] *= m[t2];
+/* Softmax over keys of rows of scores, in place: scores * scale, keys that
+ * are [PAD] excluded (probability exactly 0). The row's maximum and the
+ * inverse of its sum go to stats (2 floats a row) when it is not NULL. */
+static void attention_softmax_rows(float *p, long ldp, int rows, const int *tokens, int T, float scale,
+                                   float *stats) {
+    float row_max[ATT_BLOCK_FLOATS / MM_MR], sums[ATT_BLOCK_FLOATS / MM_MR];
+    for (int r = 0; r < rows; r++) {
+        float *row = p + r * ldp;
+        float part[MAX_LANES];
+        for (int l = 0; l < MAX_LANES; l++) part[l] = -INFINITY;
+        int t2 = 0;
+        for (; t2 + MAX_LANES <= T; t2 += MAX_LANES)
+            for (int l = 0; l < MAX_LANES; l++) {
+                float v = tokens[t2 + l] == TOKEN_PAD ? -INFINITY : row[t2 + l] * scale;
+                row[t2 + l] = v;
+                part[l] = larger(v, part[l]);
+            }
+        for (; t2 < T; t2++) {
+            float v = tokens[t2] == TOKEN_PAD ? -INFINITY : row[t2] * scale;
+            row[t2] = v;
+            part[0] = larger(v, part[0]);
         }
-        float dot = row_dot_float(d, p, T);
-        for (int t2 = 0; t2 < T; t2++) d[t2] = p[t2] * (d[t2] - dot) * scale;
+        float max_score = part[0];
+        for (int l = 1; l < MAX_LANES; l++) max_score = larger(part[l], max_score);
+        for (t2 = 0; t2 < T; t2++) row[t2] = row[t2] == -INFINITY ? 0.0f : SOFTMAX_EXP(row[t2] - max_score);
+        row_max[r] = max_score;
+    }
+    rows_sum(sums, p, ldp, rows, T);
+    for (int r = 0; r < rows; r++) {
+        float *row = p + r * ldp;
+        float inv = sums[r] > 0.0f ? 1.0f / sums[r] : 0.0f;
+        for (int t2 = 0; t2 < T; t2++) row[t2] *= inv;
+        if (stats) {
+            stats[2 * r] = row_max[r];
+            stats[2 * r + 1] = inv;
+        }
     }
 }
 
-void attention_backward(float *dqkv, float *scratch, const float *dout, const float *qkv,
-                        const float *probs, const float *used, const float *drop_mask,
-                        int B, int T, int C, int NH) {
-    int dh = C / NH;
+/* The same probabilities again from the same scores and the stats the
+ * forward saved, in one pass: the same operations on the same values. */
+static void attention_softmax_again_rows(float *p, long ldp, int rows, const int *tokens, int T, float scale,
+                                         const float *stats) {
+    for (int r = 0; r < rows; r++) {
+        float *row = p + r * ldp;
+        float max_score = stats[2 * r], inv = stats[2 * r + 1];
+        for (int t2 = 0; t2 < T; t2++) {
+            float v = tokens[t2] == TOKEN_PAD ? -INFINITY : row[t2] * scale;
+            row[t2] = (v == -INFINITY ? 0.0f : SOFTMAX_EXP(v - max_score)) * inv;
+        }
+    }
+}
+
+/* used = p * the dropout factor of each element, drawn as dropout_mask
+ * draws element first + r * T + t2 of the (B,NH,T,T) probabilities; the
+ * factors are kept in mask when it is not NULL. */
+static void attention_dropout_rows(float *used, float *mask, const float *p, int rows, int T, DropoutKey key,
+                                   uint64_t first) {
+    float keep_scale = 1.0f / (1.0f - key.p);
+    for (int r = 0; r < rows; r++) {
+        uint64_t index = first + (uint64_t)r * T;
+        const float *pr = p + (long)r * T;
+        float *ur = used + (long)r * T;
+        float *mr = mask ? mask + (long)r * T : NULL;
+        for (int t2 = 0; t2 < T; t2++) {
+            float factor = rng_uniform(key.seed, key.step, key.site, index + t2) < key.p ? 0.0f : keep_scale;
+            ur[t2] = pr[t2] * factor;
+            if (mr) mr[t2] = factor;
+        }
+    }
+}
+
+void attention_forward(float *out, float *stats, const float *qkv, const int *tokens, int B, int T, int C,
+                       int NH, DropoutKey drop) {
+    int dh = C / NH, block = attention_block_rows(T);
     float scale = 1.0f / sqrtf((float)dh);
+    long per_thread = att_work_floats(T, dh, block);
+    float *work = att_work_alloc(per_thread, att_threads());
     #pragma omp parallel for schedule(static)
     for (int bh = 0; bh < B * NH; bh++) {
         int b = bh / NH, h = bh % NH;
-        long block = (long)bh * T * T;
+        AttWork w = att_work_carve(work + per_thread * att_thread_num(), T, dh, block);
         MatView q = qkv_head(qkv, b, h, 0, T, C, dh), k = qkv_head(qkv, b, h, 1, T, C, dh);
         MatView v = qkv_head(qkv, b, h, 2, T, C, dh);
-        MatView g = {dout + (long)b * T * C + (long)h * dh, C, 1};
-        MatView u = {used + block, T, 1}, ds = {scratch + block, T, 1};
+        const int *tok = tokens + (long)b * T;
+        mm_pack_b(w.k_t, transposed(k), 0, dh, 0, T);
+        mm_pack_b(w.v, v, 0, T, 0, dh);
+        for (int r0 = 0; r0 < T; r0 += block) {
+            int rows = T - r0 < block ? T - r0 : block;
+            /* scores of the block's queries, their probabilities, then out = used v */
+            MatView q_blk = {q.data + r0 * q.row_stride, q.row_stride, 1};
+            att_product(w.p, T, q_blk, w.k_t, rows, T, dh, 0);
+            attention_softmax_rows(w.p, T, rows, tok, T, scale, stats + 2 * ((long)bh * T + r0));
+            const float *used = w.p;
+            if (drop.p > 0.0f) {
+                attention_dropout_rows(w.u, NULL, w.p, rows, T, drop, ((uint64_t)bh * T + r0) * T);
+                used = w.u;
+            }
+            MatView u = {used, T, 1};
+            att_product(out + ((long)b * T + r0) * C + (long)h * dh, C, u, w.v, rows, dh, T, 0);
+        }
+    }
+    free(work);
+}
+
+void attention_probs(float *probs, const float *qkv, const int *tokens, int B, int T, int C, int NH) {
+    int dh = C / NH, block = attention_block_rows(T);
+    float scale = 1.0f / sqrtf((float)dh);
+    long per_thread = att_work_floats(T, dh, block);
+    float *work = att_work_alloc(per_thread, att_threads());
+    #pragma omp parallel for schedule(static)
+    for (int bh = 0; bh < B * NH; bh++) {
+        int b = bh / NH, h = bh % NH;
+        AttWork w = att_work_carve(work + per_thread * att_thread_num(), T, dh, block);
+        MatView q = qkv_head(qkv, b, h, 0, T, C, dh), k = qkv_head(qkv, b, h, 1, T, C, dh);
+        float *p = probs + (long)bh * T * T;
+        mm_pack_b(w.k_t, transposed(k), 0, dh, 0, T);
+        for (int r0 = 0; r0 < T; r0 += block) {
+            int rows = T - r0 < block ? T - r0 : block;
+            MatView q_blk = {q.data + r0 * q.row_stride, q.row_stride, 1};
+            att_product(p + (long)r0 * T, T, q_blk, w.k_t, rows, T, dh, 0);
+            attention_softmax_rows(p + (long)r0 * T, T, rows, tokens + (long)b * T, T, scale, NULL);
+        }
+    }
+    free(work);
+}
+
+/* Through the dropout and the softmax, in place: ds holds d(used) on entry
+ * and d(scores before scaling) on return:
+ * ds = p * (dp - sum_j p_j dp_j) * scale with dp = d(used) * mask. */
+static void attention_softmax_backward_rows(float *ds, const float *p, const float *mask, int rows, int T,
+                                            float scale) {
+    float dots[ATT_BLOCK_FLOATS / MM_MR];
+    if (mask)
+        for (long i = 0; i < (long)rows * T; i++) ds[i] *= mask[i];
+    /* dot = sum over keys of dp * p, lanes as row_dot_float, rows side by side */
+    int r = 0;
+    for (; r + ROWS_AT_ONCE <= rows; r += ROWS_AT_ONCE) {
+        float part[ROWS_AT_ONCE][SUM_LANES] = {{0}};
+        const float *d = ds + (long)r * T, *pr = p + (long)r * T;
+        int i = 0;
+        for (; i + SUM_LANES <= T; i += SUM_LANES)
+            for (int q = 0; q < ROWS_AT_ONCE; q++)
+                for (int l = 0; l < SUM_LANES; l++) part[q][l] += d[(long)q * T + i + l] * pr[(long)q * T + i + l];
+        for (int l = 0; i < T; i++, l++)
+            for (int q = 0; q < ROWS_AT_ONCE; q++) part[q][l] += d[(long)q * T + i] * pr[(long)q * T + i];
+        for (int q = 0; q < ROWS_AT_ONCE; q++) dots[r + q] = lanes_combine_float(part[q]);
+    }
+    for (; r < rows; r++) dots[r] = row_dot_float(ds + (long)r * T, p + (long)r * T, T);
+    for (r = 0; r < rows; r++) {
+        float *d = ds + (long)r * T;
+        const float *pr = p + (long)r * T;
+        float dot = dots[r];
+        for (int t2 = 0; t2 < T; t2++) d[t2] = pr[t2] * (d[t2] - dot) * scale;
+    }
+}
+
+void attention_backward(float *dqkv, const float *dout, const float *qkv, const float *stats, const int *tokens,
+                        int B, int T, int C, int NH, DropoutKey drop) {
+    int dh = C / NH, block = attention_block_rows(T);
+    float scale = 1.0f / sqrtf((float)dh);
+    long per_thread = att_work_floats(T, dh, block);
+    float *work = att_work_alloc(per_thread, att_threads());
+    #pragma omp parallel for schedule(static)
+    for (int bh = 0; bh < B * NH; bh++) {
+        int b = bh / NH, h = bh % NH;
+        AttWork w = att_work_carve(work + per_thread * att_thread_num(), T, dh, block);
+        MatView q = qkv_head(qkv, b, h, 0, T, C, dh), k = qkv_head(qkv, b, h, 1, T, C, dh);
+        MatView v = qkv_head(qkv, b, h, 2, T, C, dh);
+        const int *tok = tokens + (long)b * T;
         float *dq = dqkv + (long)b * T * 3 * C + (long)h * dh;
         float *dk = dq + C, *dv = dq + 2L * C;
-        /* d(used) = g v^T, then through dropout and softmax */
-        matmul_serial(scratch + block, T, g, transposed(v), NULL, MM_ZERO, T, T, dh);
-        attention_softmax_backward(scratch + block, probs + block, drop_mask ? drop_mask + block : NULL, T, scale);
-        /* dv += used^T g; dq += ds k; dk += ds^T q */
-        matmul_serial(dv, 3L * C, transposed(u), g, NULL, MM_ACCUMULATE, T, dh, T);
-        matmul_serial(dq, 3L * C, ds, k, NULL, MM_ACCUMULATE, T, dh, T);
-        matmul_serial(dk, 3L * C, transposed(ds), q, NULL, MM_ACCUMULATE, T, dh, T);
+        mm_pack_b(w.k_t, transposed(k), 0, dh, 0, T);
+        mm_pack_b(w.v_t, transposed(v), 0, dh, 0, T);
+        mm_pack_b(w.k, k, 0, T, 0, dh);
+        for (int r0 = 0; r0 < T; r0 += block) {
+            int rows = T - r0 < block ? T - r0 : block;
+            /* the forward's probabilities for this block, again */
+            MatView q_blk = {q.data + r0 * q.row_stride, q.row_stride, 1};
+            att_product(w.p, T, q_blk, w.k_t, rows, T, dh, 0);
+            attention_softmax_again_rows(w.p, T, rows, tok, T, scale, stats + 2 * ((long)bh * T + r0));
+            const float *used = w.p, *mask = NULL;
+            if (drop.p > 0.0f) {
+                attention_dropout_rows(w.u, w.m, w.p, rows, T, drop, ((uint64_t)bh * T + r0) * T);
+                used = w.u;
+                mask = w.m;
+            }
+            /* dv += used^T g over this block's queries */
+            MatView g = {dout + ((long)b * T + r0) * C + (long)h * dh, C, 1};
+            mm_pack_b(w.g_blk, g, 0, rows, 0, dh);
+            MatView used_t = {used, 1, T};
+            att_product(dv, 3L * C, used_t, w.g_blk, T, dh, rows, 1);
+            /* d(used) = g v^T, then through dropout and softmax */
+            att_product(w.ds, T, g, w.v_t, rows, T, dh, 0);
+            attention_softmax_backward_rows(w.ds, w.p, mask, rows, T, scale);
+            /* dq += ds k for these queries; dk += ds^T q */
+            MatView ds = {w.ds, T, 1}, ds_t = {w.ds, 1, T};
+            att_product(dq + (long)r0 * 3 * C, 3L * C, ds, w.k, rows, dh, T, 1);
+            mm_pack_b(w.q_blk, q_blk, 0, rows, 0, dh);
+            att_product(dk, 3L * C, ds_t, w.q_blk, T, dh, rows, 1);
+        }
     }
+    free(work);
 }
 
 /* -------------------------------------------------------------- activations */

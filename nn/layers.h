@@ -58,17 +58,28 @@ void layernorm_backward(float *dinp, float *dweight, float *dbias, const float *
                         const float *inp, const float *weight, const float *mean,
                         const float *rstd, int N, int C);
 
-/* Multi-head self-attention core. qkv is (B,T,3C) packed q,k,v (head h uses
- * columns h*dh..(h+1)*dh of each); probs, used are (B,NH,T,T): softmax of
- * q.k/sqrt(dh) over keys whose token is not [PAD] (others exactly 0), and the
- * same after dropout (used = probs * drop_mask; drop_mask NULL = no dropout);
- * out is (B,T,C), heads concatenated. */
-void attention_forward(float *out, float *probs, float *used, const float *qkv,
-                       const float *drop_mask, const int *tokens, int B, int T, int C, int NH);
-/* dqkv (B,T,3C) += gradient; scratch is (B,NH,T,T). */
-void attention_backward(float *dqkv, float *scratch, const float *dout, const float *qkv,
-                        const float *probs, const float *used, const float *drop_mask,
-                        int B, int T, int C, int NH);
+/* The key of a dropout: element i is dropped (factor 0, else 1/(1-p)) as
+ * dropout_mask(..., p, seed, step, site) draws it. p = 0: no dropout. */
+typedef struct {
+    float p;
+    uint64_t seed, step, site;
+} DropoutKey;
+
+/* Multi-head self-attention core, fused: qkv is (B,T,3C) packed q,k,v (head
+ * h uses columns h*dh..(h+1)*dh of each); out (B,T,C), heads concatenated,
+ * is the softmax of q.k/sqrt(dh) over keys whose token is not [PAD] (others
+ * exactly 0), after dropout on the probabilities (element i of the
+ * (B,NH,T,T) probabilities keyed as dropout_mask keys it), times v. Nothing
+ * of size T x T is stored: stats (B,NH,T,2) keeps each softmax row's maximum
+ * and inverse sum for the backward. */
+void attention_forward(float *out, float *stats, const float *qkv, const int *tokens, int B, int T, int C,
+                       int NH, DropoutKey drop);
+/* dqkv (B,T,3C) += gradient; the probabilities are made again from qkv and
+ * the forward's stats, the dropout factors from their keys. */
+void attention_backward(float *dqkv, const float *dout, const float *qkv, const float *stats, const int *tokens,
+                        int B, int T, int C, int NH, DropoutKey drop);
+/* probs (B,NH,T,T): the attention probabilities before dropout, for views. */
+void attention_probs(float *probs, const float *qkv, const int *tokens, int B, int T, int C, int NH);
 
 /* Activations, elementwise over n: relu, or gelu in the exact erf form. */
 void relu_forward(float *out, const float *inp, long n);

@@ -203,7 +203,7 @@ static void mm_task(float *c, long ldc, MatView a, MatView b, const float *bias,
 }
 
 /* matmul on the calling thread alone, for callers already inside a parallel loop. */
-static void matmul_serial(float *c, long ldc, MatView a, MatView b, const float *bias, MatInit init,
+static inline void matmul_serial(float *c, long ldc, MatView a, MatView b, const float *bias, MatInit init,
                           long M, long N, long K) {
     for (long n0 = 0; n0 < N; n0 += MM_NC) {
         int cols = (int)(N - n0 < MM_NC ? N - n0 : MM_NC);

@@ -4,6 +4,7 @@
   twin.py check DIR [--dtype float32|float64]   compare every DIR/CASE written by tool_torch_check
   twin.py selftest                              checks of the twin against itself
   twin.py bench --vocab V --seq T ...           ms per training step of the same model in PyTorch
+                [--idiomatic] [--inference]     ... or of the idiomatic model; or forward passes only
   twin.py matmul-peak --threads N               best float32 matrix-product GFLOP/s
 
 The state_dict names are those of SPEC section 5, so load_state_dict works on
@@ -467,7 +468,34 @@ def cmd_selftest(args):
 
 # ---------------------------------------------------------------- timings
 
+class Idiomatic(nn.Module):
+    """The model as a PyTorch user writes it: embedding plus positions,
+    nn.TransformerEncoder (batch_first, the library's own init and fast
+    paths), mean pooling over non-[PAD] tokens, a linear head. The bench's
+    yardstick: the twin is written to match the C side bit for bit, not for
+    speed."""
+
+    def __init__(self, cfg):
+        super().__init__()
+        d = cfg["d_model"]
+        self.scale = cfg["emb_scale"]
+        self.embedding = nn.Embedding(cfg["vocab_size"], d)
+        self.register_buffer("pe_table", sinusoidal_table(cfg["max_len"], d), persistent=False)
+        layer = nn.TransformerEncoderLayer(d, cfg["heads"], cfg["d_ff"], cfg["dropout"], batch_first=True)
+        self.encoder = nn.TransformerEncoder(layer, cfg["layers"])
+        self.head = nn.Linear(d, cfg["n_classes"])
+
+    def forward(self, tokens):
+        pad = tokens == PAD
+        x = self.embedding(tokens) * self.scale + self.pe_table[:tokens.shape[1]]
+        h = self.encoder(x, src_key_padding_mask=pad)
+        keep = (~pad).to(h.dtype).unsqueeze(-1)
+        return self.head((h * keep).sum(1) / keep.sum(1))
+
+
 def cmd_bench(args):
+    """Tokens/s of training steps (or, with --inference, of forward passes
+    under torch.no_grad in eval mode) on random ordinary tokens."""
     torch.set_num_threads(args.threads)
     torch.manual_seed(args.seed)
     if args.d_model % args.heads:
@@ -477,17 +505,30 @@ def cmd_bench(args):
            "heads": args.heads, "layers": args.layers, "d_ff": args.d_ff, "n_classes": args.classes,
            "dropout": args.dropout, "activation": args.activation, "norm": args.norm,
            "pool": args.pool, "pe": args.pe, "emb_scale": math.sqrt(args.d_model)}
-    model = Twin(cfg).train()
-    opt = make_adamw(model, 1e-3, 0.01)
+    if args.idiomatic:
+        model = Idiomatic(cfg).train()
+        opt = torch.optim.AdamW(model.parameters(), lr=1e-3, weight_decay=0.01)
+    else:
+        model = Twin(cfg).train()
+        opt = make_adamw(model, 1e-3, 0.01)
     low = min(N_SPECIAL, args.vocab - 1)
     tokens = torch.randint(low, args.vocab, (args.batch, args.seq))
     labels = torch.randint(0, args.classes, (args.batch,))
+    if args.inference:
+        model.eval()
+
+        def step():
+            with torch.no_grad():
+                model(tokens).argmax(1)
+    else:
+        def step():
+            train_step(model, opt, tokens, labels, None, 1.0)
     for _ in range(args.warmup):
-        train_step(model, opt, tokens, labels, None, 1.0)
+        step()
     times = []
     for _ in range(args.steps):
         start = time.perf_counter()
-        train_step(model, opt, tokens, labels, None, 1.0)
+        step()
         times.append(time.perf_counter() - start)
     elapsed = sum(times)
     print(json.dumps({"ms_per_step": 1000.0 * elapsed / args.steps,
@@ -601,6 +642,9 @@ def main(argv):
     p.add_argument("--norm", choices=["post", "pre"], default="post")
     p.add_argument("--pool", choices=["mean", "cls"], default="mean")
     p.add_argument("--pe", choices=["sinusoidal", "learned", "none"], default="sinusoidal")
+    p.add_argument("--idiomatic", action="store_true",
+                   help="time the model as a PyTorch user writes it (class Idiomatic), not the twin")
+    p.add_argument("--inference", action="store_true", help="time forward passes under torch.no_grad")
     p = sub.add_parser("bpe-check", help="a bpe run's tokenizer and probabilities against the Python side")
     p.add_argument("run")
     p.add_argument("train", help="the training file the run learned its merges from (all of it: --val FILE)")

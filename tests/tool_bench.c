@@ -105,17 +105,21 @@ static double flops_per_token(const BenchConfig *c) {
  * Adam moments (4 floats each), plus the activations the backward must see:
  * per layer the inputs of every product and normalisation (qkv 3Nd, heads Nd,
  * residual sums 2Nd, normalised outputs 2Nd, FFN pre-activation and hidden
- * 2Nf, attention probabilities BhT^2), the embedding sum Nd; one byte per
- * element of each dropout mask; and the backward's gradient buffers for one
- * layer at a time (stream 2Nd, qkv 3Nd, hidden Nf, scores BhT^2). */
-static double analytic_bytes(const Model *m, const BenchConfig *c, float dropout) {
+ * 2Nf, each attention softmax row's max and 1/sum 2*N*heads), the embedding
+ * sum Nd; one byte per element of each stored dropout mask (the attention's
+ * are drawn where used, never stored); the backward's gradient buffers for
+ * one layer at a time (stream 2Nd, qkv 3Nd, hidden Nf); and the fused
+ * attention's buffers, per thread a block of query rows times T (four such
+ * matrices, 64 KB each at most) and the head's packed k and v. */
+static double analytic_bytes(const Model *m, const BenchConfig *c, float dropout, int threads) {
     double N = (double)c->batch * c->seq, d = c->d_model, f = c->d_ff;
-    double att = (double)c->batch * c->heads * c->seq * c->seq;
-    double per_layer = 8 * N * d + 2 * N * f + att;
+    double per_layer = 8 * N * d + 2 * N * f + 2 * N * c->heads;
     double act_floats = c->layers * per_layer + N * d;
-    double mask_bytes = dropout > 0 ? c->layers * (att + 2 * N * d + N * f) + N * d : 0;
-    double grad_floats = 5 * N * d + N * f + att;
-    return 4.0 * (4.0 * m->n_params + act_floats + grad_floats) + mask_bytes;
+    double mask_bytes = dropout > 0 ? c->layers * (2 * N * d + N * f) + N * d : 0;
+    double grad_floats = 5 * N * d + N * f;
+    double dh_padded = ceil(d / c->heads / 32.0) * 32.0, t_padded = ceil(c->seq / 32.0) * 32.0;
+    double att_work = threads * (4 * 16384.0 + 4 * (t_padded + dh_padded) * c->seq + 2 * dh_padded * c->seq);
+    return 4.0 * (4.0 * m->n_params + act_floats + grad_floats + att_work) + mask_bytes;
 }
 
 static void random_batch(int *tokens, int *labels, const BenchConfig *c, uint64_t seed) {
@@ -202,7 +206,7 @@ int main(int argc, char **argv) {
            "\"params_hash\": \"%016llx\"}\n",
            c->name, threads, c->vocab, c->seq, c->d_model, c->heads, c->d_ff, c->layers, c->classes,
            c->batch, o.dropout, o.steps, o.warmup, 1000.0 * total / o.steps, 1000.0 * best, tokens_per_s,
-           fpt, fpt * tokens_per_s * 1e-9, ru.ru_maxrss, analytic_bytes(m, c, o.dropout),
+           fpt, fpt * tokens_per_s * 1e-9, ru.ru_maxrss, analytic_bytes(m, c, o.dropout, threads),
            m->acts_floats * sizeof(float), m->n_params, m->loss, (unsigned long long)params_hash(m));
     free(tokens);
     free(labels);
