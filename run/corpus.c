@@ -31,10 +31,11 @@ int corpus_prepare(Corpus *c, const Options *o, const char *train_path, FILE *lo
     memset(c, 0, sizeof *c);
     if (tokenizer_parse(o->tokenizer, &c->tokenizer) != 0) return fail(err, errlen, ERR_INPUT, "--tokenizer must be word or char");
     TextDataset all;
-    if ((rc = dataset_read(train_path, &all, err, errlen)) != EXIT_OK) return rc;
+    DatasetColumns columns = {o->label_column, o->text_column};
+    if ((rc = dataset_read_columns(train_path, &columns, &all, err, errlen)) != EXIT_OK) return rc;
     if (o->val_path && *o->val_path) {
         c->train = all;
-        if ((rc = dataset_read(o->val_path, &c->val, err, errlen)) != EXIT_OK) return rc;
+        if ((rc = dataset_read_columns(o->val_path, &columns, &c->val, err, errlen)) != EXIT_OK) return rc;
         c->has_val = 1;
     } else if (o->val_split > 0) {
         rc = dataset_split(&all, o->val_split, (uint64_t)o->seed, &c->train, &c->val, err, errlen);
@@ -45,7 +46,7 @@ int corpus_prepare(Corpus *c, const Options *o, const char *train_path, FILE *lo
         c->train = all;
     }
     if (o->test_path && *o->test_path) {
-        if ((rc = dataset_read(o->test_path, &c->test, err, errlen)) != EXIT_OK) return rc;
+        if ((rc = dataset_read_columns(o->test_path, &columns, &c->test, err, errlen)) != EXIT_OK) return rc;
         c->has_test = 1;
     }
     labels_build(&c->labels, &c->train);
