@@ -319,7 +319,11 @@ static int resolve_column(const CsvRecord *rec, const char *spec, const char *ro
         *index = (int)k - 1;
         return EXIT_OK;
     }
-    int k = csv_find_column(rec, spec);
+    char lower[256];   /* names compare without case; the header's side is lowered by csv_find_column */
+    snprintf(lower, sizeof lower, "%s", spec);
+    for (char *c = lower; *c; c++)
+        if (*c >= 'A' && *c <= 'Z') *c = (char)(*c - 'A' + 'a');
+    int k = csv_find_column(rec, lower);
     if (k == -2)
         return fail(err, errlen, ERR_INPUT, "%s:%d: the header names the '%s' column twice; choose it by number "
                     "with --%s-column N", path, line_no, spec, role);
@@ -339,10 +343,6 @@ static int resolve_column(const CsvRecord *rec, const char *spec, const char *ro
             if (*c >= 'A' && *c <= 'Z') *c = (char)(*c - 'A' + 'a');
         candidates[i] = copies[i];
     }
-    char lower[64];
-    snprintf(lower, sizeof lower, "%s", spec);
-    for (char *c = lower; *c; c++)
-        if (*c >= 'A' && *c <= 'Z') *c = (char)(*c - 'A' + 'a');
     const char *close = suggest_closest(lower, candidates, (size_t)n);
     if (close)
         return fail(err, errlen, ERR_INPUT, "%s:%d: no '%s' column in the header (%s); did you mean "
