@@ -21,8 +21,8 @@ static int encode(const TextDataset *d, const Corpus *c, int max_len, EncodedDat
     int rc = encode_dataset(d, &c->vocab, c->tokenizer, &c->labels, max_len, out, err, errlen);
     if (rc != EXIT_OK) return rc;
     if (out->n_truncated > 0)
-        fprintf(log, "note: %d of %d %s examples are longer than --max-len %d and were truncated\n",
-                out->n_truncated, out->n, what, max_len);
+        fprintf(log, "note: %d of %d %s example%s longer than --max-len %d and %s truncated\n", out->n_truncated,
+                out->n, what, out->n == 1 ? " is" : "s are", max_len, out->n_truncated == 1 ? "was" : "were");
     return 0;
 }
 

@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
-# test_usage.sh: the command line explains itself. Each command's --help (and
+# test_usage.sh: the command line explains itself and says what it sees. Each command's --help (and
 # `./train help CMD`) lists only that command's options with their defaults;
 # --help names --version; a mistyped option or command gets "did you mean";
 # an option missing its value, or pointed at the wrong file, is named; an
 # option that cannot act in a command, or extra texts for trace, is an error
-# (exit 2) naming it.
+# (exit 2) naming it. The words of a run are right (singulars, "no PE", one
+# parenthesis), runs at chance or with an exploding loss are called bad, and
+# large numbers keep the table's columns.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 TRAIN=./train
@@ -99,6 +101,36 @@ expect "diff --threads" 2 "--threads cannot act in diff" $TRAIN diff --threads 2
 expect "reproduce --epochs" 2 "--epochs cannot act in reproduce" $TRAIN reproduce --epochs 3 "$tmp/run"
 expect "compare-pe --pe" 2 "--pe cannot act in compare-pe" $TRAIN compare-pe "$tmp/d.tsv" --pe learned
 expect "predict --strict is accepted" 0 "out:^(pos|neg)$" $TRAIN predict --strict --model "$tmp/run" "good movie"
+
+# ---- finding 7: the words a run prints, and bad runs called bad in columns that hold
+$TRAIN "$tmp/d.tsv" --out "$tmp/words" --epochs 2 --pe none --heads 1 --layers 1 --d-model 8 --d-ff 8 --val-split 0 \
+    --threads 1 > "$tmp/words.txt" 2>&1 || fail "the words run failed"
+grep -q "1 head, 1 layer, .*no PE; 1 step per epoch" "$tmp/words.txt" && pass "singulars and 'no PE': $(grep '^model' "$tmp/words.txt")" \
+    || fail "intro words: $(grep '^model' "$tmp/words.txt")"
+grep -qE "none PE|1 steps|1 heads|1 layers" "$tmp/words.txt" && fail "'none PE' or a wrong plural is still printed"
+grep -q "^training data (no validation set; 6 examples, loss [0-9.]*)$" "$tmp/words.txt" \
+    && pass "one parenthesis: $(grep '^training data' "$tmp/words.txt")" || fail "report title: $(grep '^training data' "$tmp/words.txt")"
+printf 'pos\tgood\nneg\tbad\n' > "$tmp/one.tsv"
+$TRAIN eval --model "$tmp/run" "$tmp/one.tsv" | grep -q "^$tmp/one.tsv (2 examples" || fail "eval title"
+head -n 1 "$tmp/one.tsv" > "$tmp/single.tsv"
+$TRAIN eval --model "$tmp/run" "$tmp/single.tsv" | grep -q "(1 example, loss" && pass "'1 example', not '1 examples'" \
+    || fail "eval of one example: $($TRAIN eval --model "$tmp/run" "$tmp/single.tsv" | grep example)"
+# noise labels: at chance, and said so; lr 10: losses in the hundreds, the columns still line up
+awk 'BEGIN { srand(3); for (i = 0; i < 300; i++) { s = ""; for (j = 0; j < 6; j++) s = s (j ? " " : "") "w" int(rand() * 40);
+        print (rand() < 0.5 ? "a" : "b") "\t" s } }' > "$tmp/noise.tsv"
+SMALL=(--epochs 4 --threads 1 --d-model 32 --heads 2 --d-ff 32 --layers 1)
+$TRAIN "$tmp/noise.tsv" --out "$tmp/noise" "${SMALL[@]}" > "$tmp/noise.txt" 2>&1
+grep -E '^ +[2-4] \|' "$tmp/noise.txt" | grep -q "bad: at chance" && pass "noise labels: $(grep -m 1 'at chance' "$tmp/noise.txt" | cut -d'|' -f8)" \
+    || fail "noise labels not called at chance: $(grep -E '^ +[0-9]+ \|' "$tmp/noise.txt" | cut -d'|' -f8)"
+$TRAIN "$tmp/noise.tsv" --out "$tmp/lr10" "${SMALL[@]}" --lr 10 > "$tmp/lr10.txt" 2>&1
+grep -q "converged" "$tmp/lr10.txt" && fail "lr 10 is called converged"
+grep -qE '^ +[0-9]+ \| [0-9.]+ .*bad: ' "$tmp/lr10.txt" && pass "lr 10: $(grep -m 1 'bad:' "$tmp/lr10.txt" | cut -d'|' -f8)" \
+    || fail "lr 10 not called bad: $(grep -E '^ +[0-9]+ \|' "$tmp/lr10.txt")"
+header_bars=$(grep '^Epoch' "$tmp/lr10.txt" | awk '{ s = ""; for (i = 1; i <= length($0); i++) if (substr($0, i, 1) == "|") s = s i " "; print s }')
+grep -E '^ +[0-9]+ \| +[0-9.e+-]+ \|' "$tmp/lr10.txt" | awk -v want="$header_bars" '{ s = ""; for (i = 1; i <= length($0); i++)
+        if (substr($0, i, 1) == "|" && length(s) < length(want)) s = s i " "; if (s != want) bad++ }
+    END { exit bad > 0 }' && pass "lr 10: every row's columns line up with the header ($(grep -E '^ +1 \|' "$tmp/lr10.txt" | cut -c 1-40))" \
+    || fail "lr 10 rows break the columns: $(grep -E '^ +[0-9]+ \|' "$tmp/lr10.txt" | cut -c 1-60)"
 
 echo
 [ "$failures" -eq 0 ] && echo "test_usage: all passed" || echo "test_usage: $failures failed"
