@@ -155,8 +155,8 @@ void epoch_observation(const EpochRecord *h, int n, int has_val, int best_epoch,
         }
     }
     if (streak == 1) snprintf(buf, len, "val loss up while train loss falls: watch for overfitting");
-    else if (converged) snprintf(buf, len, "converged: train loss %.2g, %.2g%% of a uniform guess's %.2f%s",
-                                 last->train_loss, 100 * last->train_loss / guess_loss, guess_loss, best);
+    else if (converged) snprintf(buf, len, "converged: train loss %.2g (a uniform guess: %.2f)%s", last->train_loss,
+                                 guess_loss, best);
     else if (gain <= -PLATEAU_GAIN) snprintf(buf, len, "train loss up %.0f%%%s", -100 * gain, best);
     else if (gain < PLATEAU_GAIN) snprintf(buf, len, "plateau%s", best);
     else if (gain < CONVERGING_GAIN) snprintf(buf, len, "converging%s", best);

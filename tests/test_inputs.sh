@@ -64,7 +64,7 @@ $TRAIN predict --probs --header "${RUN[@]}" "good movie" "bad movie" > "$tmp/out
     || fail "--probs --header first line: $(head -n 1 "$tmp/out")"
 tail -n +2 "$tmp/out" | grep -cP '^(neg|pos)\t[01]\.[0-9]{6}\t[01]\.[0-9]{6}$' | grep -qx 2 \
     && pass "--probs rows: label then %.6f per class" || fail "--probs rows: $(cat "$tmp/out")"
-$TRAIN predict --probs "${RUN[@]}" "good movie" | grep -q '^label' && fail "--probs without --header prints a header"
+grep -q '^label' <<<"$($TRAIN predict --probs "${RUN[@]}" "good movie")" && fail "--probs without --header prints a header"
 [ "$($TRAIN predict --header "${RUN[@]}" "good" | head -n 1)" = "label" ] && pass "--header alone names the label column" \
     || fail "--header alone"
 
