@@ -145,6 +145,7 @@ if [ "$mode" = --check ]; then
     done
     if [ "$problems" -gt 0 ]; then
         echo "$problems excerpt(s) or picture(s) drifted: run 'make docs' and commit README.md and docs/images"
+        echo "(on another CPU or compiler the last digits of trained numbers may differ: see README, Reproducing a run)"
         exit 1
     fi
     echo "${checked[*]} excerpts and docs/images match the commands"
