@@ -10,7 +10,7 @@ cd "$(dirname "$0")/.."
 out=${DEMO_OUT:-runs/demo}
 # the demo replaces its own earlier run (where ./train protects a finished run, it is asked to)
 fresh=()
-if ./train --help | grep -q -- '--overwrite'; then fresh=(--overwrite); fi
+if grep -q -- '--overwrite' <<<"$(./train --help)"; then fresh=(--overwrite); fi
 run() {  # prints the command (without --overwrite, which only keeps a rerun working), then runs it
     local shown=()
     for a in "$@"; do

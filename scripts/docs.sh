@@ -30,7 +30,7 @@ blocks=$work/blocks
 mkdir -p "$runs" "$blocks" "$work/images"
 export OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-passive}   # other work on the machine: no spinning threads
 fresh=()
-if ./train --help | grep -q -- '--overwrite'; then fresh=(--overwrite); fi
+if grep -q -- '--overwrite' <<<"$(./train --help)"; then fresh=(--overwrite); fi
 
 # Output as the README shows it: the check's temporary directory reads runs/.
 as_shown() { sed "s|$runs/|runs/|g"; }
