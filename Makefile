@@ -1,7 +1,8 @@
 # ./train: a transformer trainer in plain C with OpenMP.
 #   make            build ./train
 #   make test       unit tests, CLI tests, sanitizer build, PyTorch cross-check
-#   make demo       train the default demo and show its trace and plot
+#   make demo       train the default demo, trace one review through it, predict two
+#   make docs       regenerate README.md's excerpts and docs/images from real runs
 #   make bench      speed against PyTorch and the machine's matmul peak
 #   make data       build the real datasets from Debian packages
 #   make check-data long runs on the real data (CI runs it)
@@ -64,7 +65,7 @@ ASAN_TEST_BIN := $(TEST_SRC:tests/%.c=$(BUILD)/asan-tests/%)
 TOOL_SRC := $(wildcard tests/tool_*.c)
 TOOL_BIN := $(TOOL_SRC:tests/%.c=$(BUILD)/tests/%)
 
-.PHONY: FORCE synthetic all test unit-test asan-test cli-test check-torch demo bench data check-data fuzz clean
+.PHONY: FORCE synthetic all test unit-test asan-test cli-test check-torch demo docs bench data check-data fuzz clean
 all: train
 
 $(STB_LOCAL)/stb_image_write.h:
@@ -143,6 +144,9 @@ check-torch: $(BUILD)/tests/tool_torch_check
 
 demo: train
 	@bash scripts/demo.sh
+
+docs: train
+	@bash scripts/docs.sh
 
 bench: train $(BUILD)/tests/tool_bench $(BUILD)/tests/tool_bpe_bench
 	@bash scripts/bench.sh

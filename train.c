@@ -4,19 +4,19 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #ifdef _OPENMP
 #include <omp.h>
 #endif
 
 #include "cli/commands.h"
+#include "cli/usage.h"
 #include "run/dist.h"
 #include "run/fit.h"
 #include "run/options.h"
 #include "run/record.h"
 #include "run/rundir.h"
 #include "run/signals.h"
-
-static const char *const SUBCOMMANDS[] = {"fit", "eval", "predict", "trace", "reproduce", "diff", "compare-pe"};
 
 /* Options that may change when a run is resumed; the rest shape the model or data. */
 static const char *const RESUMABLE[] = {"epochs", "threads", "quiet", "patience", "stop-after", "resume"};
@@ -90,22 +90,49 @@ static int other_ranks_idle(const DistContext *dist, const char *command) {
     return dist->rank != 0;
 }
 
+/* `./train help [CMD]`: the whole usage, or one command's. */
+static int help_command(int argc, char **argv) {
+    if (argc < 3) {
+        options_help(stdout);
+        return EXIT_OK;
+    }
+    const CommandSpec *c = usage_command(argv[2]);
+    if (c) {
+        usage_print(stdout, c);
+        return EXIT_OK;
+    }
+    const char *close = usage_suggest_command(argv[2]);
+    fprintf(stderr, "error: help: no command '%s'%s%s%s (commands:", argv[2], close ? "; did you mean '" : "",
+            close ? close : "", close ? "'?" : "");
+    for (int i = 0; i < COMMAND_COUNT; i++) fprintf(stderr, " %s", COMMANDS[i].name);
+    fprintf(stderr, ")\n");
+    return EXIT_USAGE;
+}
+
+/* A first argument that is neither a command nor a file, but close to a
+ * command's name, is a mistyped command: 1 after saying so. */
+static int mistyped_command(const char *word) {
+    if (word[0] == '-' || access(word, F_OK) == 0) return 0;
+    const char *close = usage_suggest_command(word);
+    if (!close) return 0;
+    fprintf(stderr, "error: unknown command '%s'; did you mean '%s'? (to train on a file: ./train DATA.tsv; "
+                    "see ./train --help)\n", word, close);
+    return 1;
+}
+
 static int run_command(const DistContext *dist, int argc, char **argv) {
     if (argc < 2) {
         options_help(stderr);
         return EXIT_USAGE;
     }
-    const char *command = "fit";
-    int first = 1;
-    for (size_t i = 0; i < sizeof SUBCOMMANDS / sizeof *SUBCOMMANDS; i++) {
-        if (strcmp(argv[1], SUBCOMMANDS[i]) == 0) {
-            command = SUBCOMMANDS[i];
-            first = 2;
-        }
-    }
-    for (int i = 1; i < argc; i++) {
+    if (strcmp(argv[1], "help") == 0) return help_command(argc, argv);
+    const CommandSpec *spec = usage_command(argv[1]);
+    int first = spec ? 2 : 1;
+    if (!spec && mistyped_command(argv[1])) return EXIT_USAGE;
+    for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++) {
         if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-            options_help(stdout);
+            if (spec) usage_print(stdout, spec);
+            else options_help(stdout);
             return EXIT_OK;
         }
         if (strcmp(argv[i], "--version") == 0) {
@@ -113,9 +140,12 @@ static int run_command(const DistContext *dist, int argc, char **argv) {
             return EXIT_OK;
         }
     }
+    if (!spec) spec = usage_command("fit");
+    const char *command = spec->name;
     Options o;
     options_defaults(&o);
     int rc = options_parse(&o, argc, argv, first);
+    if (rc == 0) rc = usage_check_options(spec, &o);
     if (rc == 0 && other_ranks_idle(dist, command)) {
         options_free(&o);
         return EXIT_OK;

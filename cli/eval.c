@@ -18,13 +18,20 @@ int command_eval(const Options *o) {
     EncodedDataset enc;
     memset(&data, 0, sizeof data);
     memset(&enc, 0, sizeof enc);
-    rc = dataset_read(o->args[0], &data, err, sizeof err);
+    DatasetColumns columns = {o->label_column, o->text_column};
+    rc = dataset_read_columns(o->args[0], &columns, &data, err, sizeof err);
     if (rc == EXIT_OK)
         rc = encode_dataset(&data, &saved.vocab, saved.tokenizer, &saved.labels, saved.model->cfg.max_len, &enc, err,
                             sizeof err);
+    if (rc == EXIT_OK && enc.n_truncated && o->strict)
+        rc = fail(err, sizeof err, ERR_INPUT, "%s: %d of %d examples are longer than the model's max_len %d "
+                  "(--strict refuses them; without --strict they would be truncated)", o->args[0], enc.n_truncated,
+                  enc.n, saved.model->cfg.max_len);
+    else if (rc == EXIT_OK && enc.n_truncated)
+        fprintf(stderr, "note: %d of %d example%s longer than the model's max_len %d and %s truncated\n",
+                enc.n_truncated, enc.n, enc.n == 1 ? " is" : "s are", saved.model->cfg.max_len,
+                enc.n_truncated == 1 ? "was" : "were");
     if (rc == EXIT_OK) {
-        if (enc.n_truncated) printf("note: %d of %d examples truncated to max_len %d\n", enc.n_truncated, enc.n,
-                                    saved.model->cfg.max_len);
         double accuracy = 0;
         rc = evaluation_report(saved.model, &enc, &saved.labels, o->args[0], stdout, &accuracy, NULL, err, sizeof err);
         if (rc == EXIT_OK) printf("\naccuracy %.6f\n", accuracy);

@@ -1,71 +1,174 @@
 /* predict.c: `./train predict --model RUN [TEXT ...]`: the label of each
  * text (stdin lines when none is given), with --probs every class's
- * probability. */
+ * probability. Inputs meet training's rules: one too long is truncated, an
+ * empty or invalid one (not UTF-8, a NUL byte) gets an empty output line so
+ * that output lines stay aligned with input lines; stderr counts each kind,
+ * and --strict makes any of them an error. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli/commands.h"
 #include "run/saved_model.h"
 
-static void predict_batch(SavedModel *run, char **texts, int n, int probs, int *tokens, int *ids) {
-    Model *m = run->model;
-    int max_len = m->cfg.max_len, C = m->cfg.n_classes, T = 0;
-    int lengths[CLI_BATCH];
-    for (int i = 0; i < n; i++) {
-        int truncated;
-        lengths[i] = encode_text(texts[i], &run->vocab, run->tokenizer, max_len, ids + (long)i * max_len, &truncated);
-        if (lengths[i] > T) T = lengths[i];
+enum { TRUNCATED, EMPTY, INVALID, N_KINDS };
+
+typedef struct {
+    SavedModel run;
+    const Options *o;
+    const char *unit;             /* how inputs are numbered: "TEXT" (arguments) or "line" (stdin) */
+    int *tokens, *ids;            /* (CLI_BATCH, max_len) */
+    char *texts[CLI_BATCH];       /* the batch's trimmed texts; NULL for an input that gets no label */
+    long numbers[CLI_BATCH];      /* each one's input number */
+    int n;
+    long n_inputs;
+    long count[N_KINDS], first[N_KINDS];
+    char first_invalid[128];      /* what was wrong with the first invalid input */
+} Predictor;
+
+/* --strict: the first truncated, empty or invalid input is an error. */
+static int strict_error(const Predictor *p, long number, const char *why, int truncated) {
+    fprintf(stderr, "error: %s %ld: %s (--strict refuses it; without --strict it would be %s)\n", p->unit, number, why,
+            truncated ? "truncated" : "given an empty output line");
+    return EXIT_USAGE;
+}
+
+static void tally(Predictor *p, int kind, long number) {
+    if (p->count[kind]++ == 0) p->first[kind] = number;
+}
+
+static void clear_batch(Predictor *p) {
+    for (int i = 0; i < p->n; i++) free(p->texts[i]);
+    p->n = 0;
+}
+
+/* Encodes, runs and prints the batch: one line per input, in order. */
+static int flush_batch(Predictor *p) {
+    Model *m = p->run.model;
+    int max_len = m->cfg.max_len, C = m->cfg.n_classes, T = 0, rows = 0;
+    int lengths[CLI_BATCH], row_of[CLI_BATCH];
+    for (int i = 0; i < p->n; i++) {
+        row_of[i] = -1;
+        if (!p->texts[i]) continue;
+        int truncated = 0, row = rows++;
+        lengths[row] = encode_text(p->texts[i], &p->run.vocab, p->run.tokenizer, max_len, p->ids + (long)row * max_len,
+                                   &truncated);
+        if (lengths[row] < 0) {
+            fprintf(stderr, "error: out of memory\n");
+            return EXIT_RUNTIME;
+        }
+        if (truncated) {
+            if (p->o->strict) {
+                char why[128];
+                snprintf(why, sizeof why, "longer than the model's max_len %d tokens", max_len);
+                return strict_error(p, p->numbers[i], why, 1);
+            }
+            tally(p, TRUNCATED, p->numbers[i]);
+        }
+        if (lengths[row] > T) T = lengths[row];
+        row_of[i] = row;
     }
-    for (int i = 0; i < n; i++)
-        for (int t = 0; t < T; t++) tokens[i * T + t] = t < lengths[i] ? ids[(long)i * max_len + t] : TOKEN_PAD;
-    ForwardOptions eval = {.training = 0};
-    model_forward(m, tokens, NULL, n, T, &eval);
-    for (int i = 0; i < n; i++) {
-        const float *p = m->probs + (long)i * C;
-        fputs(run->labels.names[model_predicted_class(m, i)], stdout);
-        for (int c = 0; probs && c < C; c++) printf("\t%.6f", p[c]);
+    if (rows > 0) {
+        for (int r = 0; r < rows; r++)
+            for (int t = 0; t < T; t++)
+                p->tokens[r * T + t] = t < lengths[r] ? p->ids[(long)r * max_len + t] : TOKEN_PAD;
+        ForwardOptions eval = {.training = 0};
+        model_forward(m, p->tokens, NULL, rows, T, &eval);
+    }
+    for (int i = 0; i < p->n; i++) {
+        int r = row_of[i];
+        if (r >= 0) {
+            fputs(p->run.labels.names[model_predicted_class(m, r)], stdout);
+            for (int c = 0; p->o->probs && c < C; c++) printf("\t%.6f", m->probs[(long)r * C + c]);
+        }
         putchar('\n');
+    }
+    fflush(stdout);
+    clear_batch(p);
+    return EXIT_OK;
+}
+
+/* One input, checked by training's rules; the batch is run when full. */
+static int add_input(Predictor *p, const char *s, size_t len) {
+    long number = ++p->n_inputs;
+    char why[128];
+    size_t start = 0, n = 0;
+    TextCheck check = dataset_check_text(s, len, &start, &n, why, sizeof why);
+    if (check != TEXT_OK) {
+        if (p->o->strict) return strict_error(p, number, why, 0);
+        tally(p, check == TEXT_EMPTY ? EMPTY : INVALID, number);
+        if (check == TEXT_INVALID && p->count[INVALID] == 1) snprintf(p->first_invalid, sizeof p->first_invalid, "%s", why);
+    }
+    char *text = NULL;
+    if (check == TEXT_OK && !(text = strndup(s + start, n))) {
+        fprintf(stderr, "error: out of memory\n");
+        return EXIT_RUNTIME;
+    }
+    p->texts[p->n] = text;
+    p->numbers[p->n++] = number;
+    return p->n == CLI_BATCH ? flush_batch(p) : EXIT_OK;
+}
+
+static int read_stdin(Predictor *p) {
+    if (isatty(STDIN_FILENO))
+        fprintf(stderr, "reading texts from the terminal, one per line; end with Ctrl-D "
+                        "(or give them as arguments: ./train predict --model RUN \"a text\")\n");
+    char *line = NULL;
+    size_t cap = 0;
+    ssize_t len;
+    int rc = EXIT_OK;
+    while (rc == EXIT_OK && (len = getline(&line, &cap, stdin)) >= 0) {
+        const char *s = line;
+        if (len > 0 && line[len - 1] == '\n') len--;
+        if (len > 0 && line[len - 1] == '\r') len--;
+        if (p->n_inputs == 0 && len >= 3 && memcmp(s, "\xEF\xBB\xBF", 3) == 0) { s += 3; len -= 3; }   /* BOM */
+        rc = add_input(p, s, (size_t)len);
+    }
+    free(line);
+    return rc;
+}
+
+/* What was truncated, empty or invalid, on stderr. */
+static void print_tally(const Predictor *p) {
+    static const char *const what[N_KINDS] = {"truncated to the model's max_len", "empty", "invalid"};
+    for (int k = 0; k < N_KINDS; k++) {
+        if (!p->count[k]) continue;
+        fprintf(stderr, "note: %ld of %ld input%s %s %s", p->count[k], p->n_inputs, p->n_inputs == 1 ? "" : "s",
+                p->count[k] == 1 ? "was" : "were", what[k]);
+        if (k == TRUNCATED) fprintf(stderr, " %d", p->run.model->cfg.max_len);
+        fprintf(stderr, " (%s%s %ld%s%s)", p->count[k] > 1 ? "first: " : "", p->unit, p->first[k],
+                k == INVALID ? ": " : "", k == INVALID ? p->first_invalid : "");
+        fprintf(stderr, "%s\n", k == TRUNCATED ? "" : p->count[k] == 1 ? "; its output line is empty"
+                                                                        : "; their output lines are empty");
     }
 }
 
 int command_predict(const Options *o) {
     if (!o->model_dir || !*o->model_dir) return cli_usage_error("predict needs --model RUN");
     char err[1024];
-    SavedModel run;
-    int rc = saved_model_load(o->model_dir, CLI_BATCH, &run, err, sizeof err);
+    Predictor p;
+    memset(&p, 0, sizeof p);
+    p.o = o;
+    p.unit = o->n_args > 0 ? "TEXT" : "line";
+    int rc = saved_model_load(o->model_dir, CLI_BATCH, &p.run, err, sizeof err);
     if (rc != EXIT_OK) return cli_report(rc, err);
-    int max_len = run.model->cfg.max_len;
-    int *tokens = malloc(sizeof(int) * CLI_BATCH * max_len), *ids = malloc(sizeof(int) * CLI_BATCH * max_len);
-    char *lines[CLI_BATCH];
-    rc = tokens && ids ? EXIT_OK : EXIT_RUNTIME;
-    if (rc == EXIT_OK && o->n_args > 0) {
-        for (int start = 0; start < o->n_args; start += CLI_BATCH) {
-            int n = o->n_args - start < CLI_BATCH ? o->n_args - start : CLI_BATCH;
-            predict_batch(&run, o->args + start, n, o->probs, tokens, ids);
-        }
-    } else if (rc == EXIT_OK) {
-        /* one text per stdin line, answered in batches */
-        int n = 0;
-        char *line = NULL;
-        size_t cap = 0;
-        ssize_t len;
-        while ((len = getline(&line, &cap, stdin)) >= 0) {
-            while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r')) line[--len] = '\0';
-            lines[n++] = strdup(line);
-            if (!lines[n - 1]) { rc = EXIT_RUNTIME; n--; break; }
-            if (n == CLI_BATCH) {
-                predict_batch(&run, lines, n, o->probs, tokens, ids);
-                while (n > 0) free(lines[--n]);
-            }
-        }
-        if (n > 0) predict_batch(&run, lines, n, o->probs, tokens, ids);
-        while (n > 0) free(lines[--n]);
-        free(line);
+    int max_len = p.run.model->cfg.max_len;
+    p.tokens = malloc(sizeof(int) * CLI_BATCH * max_len);
+    p.ids = malloc(sizeof(int) * CLI_BATCH * max_len);
+    rc = p.tokens && p.ids ? EXIT_OK : cli_report(EXIT_RUNTIME, "out of memory");
+    if (rc == EXIT_OK && o->header) {
+        fputs("label", stdout);
+        for (int c = 0; o->probs && c < p.run.labels.n; c++) printf("\t%s", p.run.labels.names[c]);
+        putchar('\n');
     }
-    if (rc != EXIT_OK) fprintf(stderr, "error: out of memory\n");
-    free(tokens);
-    free(ids);
-    saved_model_free(&run);
+    for (int i = 0; rc == EXIT_OK && i < o->n_args; i++) rc = add_input(&p, o->args[i], strlen(o->args[i]));
+    if (rc == EXIT_OK && o->n_args == 0) rc = read_stdin(&p);
+    if (rc == EXIT_OK && p.n > 0) rc = flush_batch(&p);
+    if (rc == EXIT_OK) print_tally(&p);
+    clear_batch(&p);
+    free(p.tokens);
+    free(p.ids);
+    saved_model_free(&p.run);
     return rc;
 }

@@ -226,13 +226,18 @@ static int untrained_run(const Options *o, const char *text, SavedModel *run, ch
     return EXIT_OK;
 }
 
-/* Options that shape a model; with --model the run's own values are used. */
-static void note_ignored_options(const Options *o) {
+/* Options that shape an untrained model cannot act with --model, whose run
+ * has its own configuration: a usage error naming the first given. */
+static int refuse_shaping_options(const Options *o) {
     static const char *const shaping[] = {"d-model", "heads", "layers", "d-ff", "max-len", "activation", "norm",
-                                          "pool", "pe", "tokenizer", "dropout", "seed"};
-    for (size_t i = 0; i < sizeof shaping / sizeof *shaping; i++)
-        if (options_given(o, shaping[i]))
-            fprintf(stderr, "note: --%s is ignored with --model (the run's own configuration is used)\n", shaping[i]);
+                                          "pool", "pe", "tokenizer", "seed"};
+    for (size_t i = 0; i < sizeof shaping / sizeof *shaping; i++) {
+        if (!options_given(o, shaping[i])) continue;
+        fprintf(stderr, "error: --%s cannot act with --model: the run's own configuration is used (the model "
+                        "options shape an --untrained model only)\n", shaping[i]);
+        return EXIT_USAGE;
+    }
+    return EXIT_OK;
 }
 
 /* ------------------------------------------------------------ printing */
@@ -582,6 +587,13 @@ int command_trace(const Options *o) {
         fprintf(stderr, "error: trace needs a text: ./train trace --model RUN \"some text\"\n");
         return EXIT_USAGE;
     }
+    if (o->n_args > 1) {
+        fprintf(stderr, "error: trace walks one text, and got %d arguments ('%s', '%s'%s); quote a text that has "
+                        "spaces: ./train trace --model RUN \"%s %s%s\"\n", o->n_args, o->args[0], o->args[1],
+                o->n_args > 2 ? ", ..." : "", o->args[0], o->args[1], o->n_args > 2 ? " ..." : "");
+        return EXIT_USAGE;
+    }
+    if (has_model && refuse_shaping_options(o) != EXIT_OK) return EXIT_USAGE;
     char *text, err[1024];
     if (join_args(o, &text) != 0) {
         fprintf(stderr, "error: out of memory\n");
@@ -593,7 +605,6 @@ int command_trace(const Options *o) {
     char source[4200];
     int rc;
     if (has_model) {
-        note_ignored_options(o);
         rc = saved_model_load(o->model_dir, 1, &tr.run, err, sizeof err);
         snprintf(source, sizeof source, "%s", o->model_dir);
     } else {

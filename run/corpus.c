@@ -26,8 +26,8 @@ static int encode(const TextDataset *d, const Corpus *c, int max_len, EncodedDat
     int rc = encode_dataset(d, &c->vocab, c->tokenizer, &c->labels, max_len, out, err, errlen);
     if (rc != EXIT_OK) return rc;
     if (out->n_truncated > 0 && log)
-        fprintf(log, "note: %d of %d %s examples are longer than --max-len %d and were truncated\n",
-                out->n_truncated, out->n, what, max_len);
+        fprintf(log, "note: %d of %d %s example%s longer than --max-len %d and %s truncated\n", out->n_truncated,
+                out->n, what, out->n == 1 ? " is" : "s are", max_len, out->n_truncated == 1 ? "was" : "were");
     return 0;
 }
 
@@ -101,11 +101,12 @@ int corpus_prepare(Corpus *c, const Options *o, const char *train_path, FILE *lo
     if (tokenizer_parse(o->tokenizer, &c->tokenizer) != 0)
         return fail(err, errlen, ERR_INPUT, "--tokenizer must be word, char or bpe");
     TextDataset all;
-    if ((rc = dataset_read(train_path, &all, err, errlen)) != EXIT_OK) return rc;
+    DatasetColumns columns = {o->label_column, o->text_column};
+    if ((rc = dataset_read_columns(train_path, &columns, &all, err, errlen)) != EXIT_OK) return rc;
     warn_label_column(&all, log);
     if (o->val_path && *o->val_path) {
         c->train = all;
-        if ((rc = dataset_read(o->val_path, &c->val, err, errlen)) != EXIT_OK) return rc;
+        if ((rc = dataset_read_columns(o->val_path, &columns, &c->val, err, errlen)) != EXIT_OK) return rc;
         c->has_val = 1;
     } else if (o->val_split > 0) {
         rc = dataset_split(&all, o->val_split, (uint64_t)o->seed, &c->train, &c->val, err, errlen);
@@ -116,7 +117,7 @@ int corpus_prepare(Corpus *c, const Options *o, const char *train_path, FILE *lo
         c->train = all;
     }
     if (o->test_path && *o->test_path) {
-        if ((rc = dataset_read(o->test_path, &c->test, err, errlen)) != EXIT_OK) return rc;
+        if ((rc = dataset_read_columns(o->test_path, &columns, &c->test, err, errlen)) != EXIT_OK) return rc;
         c->has_test = 1;
     }
     labels_build(&c->labels, &c->train);

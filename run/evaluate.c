@@ -87,7 +87,13 @@ int evaluation_report(Model *m, const EncodedDataset *d, const LabelSet *labels,
         return fail(err, errlen, ERR_RUNTIME, "out of memory");
     }
     const char *const *names = (const char *const *)labels->names;
-    fprintf(out, "\n%s (%d examples, loss %.4f)\n\n", title, d->n, e.loss);
+    /* "validation (200 examples, loss 0.1234)"; a title that ends in its own
+     * remark in parentheses takes the counts inside it:
+     * "training data (no validation set; 700 examples, loss 0.1234)" */
+    size_t tlen = strlen(title);
+    int remark = tlen > 0 && title[tlen - 1] == ')';
+    fprintf(out, "\n%.*s%s%d example%s, loss %.4f)\n\n", (int)(remark ? tlen - 1 : tlen), title, remark ? "; " : " (",
+            d->n, d->n == 1 ? "" : "s", e.loss);
     classreport_print(&rep, names, 4, out);
     fprintf(out, "\n");
     classreport_confusion(&rep, names, out);

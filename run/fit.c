@@ -15,6 +15,7 @@
 
 #include "base/fileio.h"
 #include "base/hash.h"
+#include "report/classreport.h"
 #include "report/curves.h"
 #include "report/epoch_table.h"
 #include "report/metrics_csv.h"
@@ -47,6 +48,8 @@ typedef struct {
     int *tokens, *labels, *indices;   /* (B, max_len), (B), (B): the batch being built */
     int paused;               /* 1: stopped by --stop-after, resumable */
     ProgressBar bar;
+    ObservationContext observe;   /* what the table's observation needs besides the history */
+    double *class_stats;      /* (3, C): each class's val precision, val recall, share of the measured set */
 } Trainer;
 
 static double now_seconds(void) {
@@ -100,7 +103,38 @@ static int allocate_buffers(Trainer *t) {
            (t->best_params || !keep_best) ? 0 : -1;
 }
 
+/* The observation's context: the classes of the measured set (validation,
+ * or training without it); per-class precision and recall come each epoch. */
+static int prepare_observation(Trainer *t) {
+    const Corpus *c = &t->corpus;
+    const EncodedDataset *measured = c->has_val ? &c->enc_val : &c->enc_train;
+    int C = c->labels.n;
+    int *counts = calloc((size_t)C, sizeof *counts);
+    t->class_stats = calloc((size_t)3 * C, sizeof *t->class_stats);
+    if (!counts || !t->class_stats) {
+        free(counts);
+        return -1;
+    }
+    labels_count(measured->labels, measured->n, C, counts);
+    ObservationContext *o = &t->observe;
+    o->n_classes = C;
+    o->n_measured = measured->n;
+    o->class_names = (const char *const *)c->labels.names;
+    double *share = t->class_stats + 2 * C;
+    for (int k = 0; k < C; k++) {
+        share[k] = measured->n ? (double)counts[k] / measured->n : 0.0;
+        if (share[k] > o->majority_rate) {
+            o->majority_rate = share[k];
+            o->majority_name = c->labels.names[k];
+        }
+    }
+    o->share = share;
+    free(counts);
+    return 0;
+}
+
 static void trainer_free(Trainer *t) {
+    free(t->class_stats);
     corpus_free(&t->corpus);
     model_free(t->model);
     free(t->class_weights);
@@ -173,7 +207,8 @@ static int prepare(Trainer *t, const char *data_path, int resume, int argc, char
     t->steps_per_epoch = (t->corpus.enc_train.n + t->o->batch_size - 1) / t->o->batch_size;
     t->total_steps = (long)t->o->epochs * t->steps_per_epoch;
     t->warmup_steps = schedule_warmup_steps(t->o->warmup, t->total_steps);
-    if (make_class_weights(t) != 0 || allocate_buffers(t) != 0) return fail(err, errlen, ERR_RUNTIME, "out of memory");
+    if (make_class_weights(t) != 0 || allocate_buffers(t) != 0 || prepare_observation(t) != 0)
+        return fail(err, errlen, ERR_RUNTIME, "out of memory");
     if (t->dist->size > 1 && !(t->reducer = dist_reducer_create(t->dist, t->model->n_params, err, errlen)))
         return ERR_RUNTIME;
     if (t->writer) rundir_remove_temporaries(t->dir);
@@ -199,9 +234,11 @@ static void print_intro(const Trainer *t, int resume) {
            t->dir, c->enc_train.n, c->labels.n, c->vocab.size, tokenizer_name(c->tokenizer));
     if (c->has_val) printf(", %d validation", c->enc_val.n);
     if (c->has_test) printf(", %d test", c->enc_test.n);
-    printf("\nmodel: %zu parameters, d_model %d, %d heads, %d layers, d_ff %d, %s-norm, %s pooling, %s PE; "
-           "%d steps per epoch", t->model->n_params, t->o->d_model, t->o->heads, t->o->layers, t->o->d_ff, t->o->norm,
-           t->o->pool, t->o->pe, t->steps_per_epoch);
+    int none = strcmp(t->o->pe, "none") == 0;
+    printf("\nmodel: %zu parameters, d_model %d, %d head%s, %d layer%s, d_ff %d, %s-norm, %s pooling, %s PE; "
+           "%d step%s per epoch", t->model->n_params, t->o->d_model, t->o->heads, t->o->heads == 1 ? "" : "s",
+           t->o->layers, t->o->layers == 1 ? "" : "s", t->o->d_ff, t->o->norm, t->o->pool, none ? "no" : t->o->pe,
+           t->steps_per_epoch, t->steps_per_epoch == 1 ? "" : "s");
     if (t->dist->size > 1) printf(", each batch split over %d MPI ranks", t->dist->size);
     printf("\n");
 }
@@ -321,8 +358,21 @@ static int validate(Trainer *t, int epoch, EpochRecord *rec, int *improved, char
     Evaluation e;
     int rc = evaluate(t->model, &t->corpus.enc_val, &e, err, errlen);
     if (rc != EXIT_OK) return rc;
+    /* per-class precision and recall for the observation; MPI: every rank
+     * evaluates the same weights on the same data, so they agree */
+    ClassReport report;
+    int C = t->corpus.labels.n;
+    double f1 = NAN;
+    if (classreport_compute(&report, t->corpus.enc_val.labels, e.predictions, e.n, C) == 0) {
+        f1 = report.macro_f1;
+        memcpy(t->class_stats, report.precision, sizeof(double) * C);
+        memcpy(t->class_stats + C, report.recall, sizeof(double) * C);
+        t->observe.precision = t->class_stats;
+        t->observe.recall = t->class_stats + C;
+        classreport_free(&report);
+    }
     /* MPI: every rank decides (early stopping) on rank 0's numbers */
-    double val[3] = {e.loss, e.accuracy, evaluation_macro_f1(&e, &t->corpus.enc_val, t->corpus.labels.n)};
+    double val[3] = {e.loss, e.accuracy, f1};
     evaluation_free(&e);
     dist_share_rank0(t->dist, val, 3);
     rec->val_loss = val[0];
@@ -354,8 +404,9 @@ static int finish_epoch(Trainer *t, int epoch, double epoch_seconds, int *stop, 
     p->epochs_done = epoch;
     p->step_in_epoch = 0;
     p->loss_sum = p->correct = p->count = p->tokens = p->seconds = 0;
-    char observation[128];
-    epoch_observation(p->history, p->n_history, t->corpus.has_val, p->best_epoch, observation, sizeof observation);
+    char observation[160];
+    epoch_observation(p->history, p->n_history, t->corpus.has_val, p->best_epoch, &t->observe, observation,
+                      sizeof observation);
     progress_clear(&t->bar);
     epoch_table_row(stdout, &rec, t->corpus.has_val, observation);
     if (!isfinite(rec.train_loss) || (t->corpus.has_val && !isfinite(rec.val_loss)))

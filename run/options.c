@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/suggest.h"
+
 #define OFF(field) offsetof(Options, field)
 
 const OptionSpec OPTION_TABLE[] = {
@@ -54,10 +56,18 @@ const OptionSpec OPTION_TABLE[] = {
     {"probs", OPT_FLAG, OFF(probs), "0", 0, 1, NULL, "predict: also print every class probability", 0},
     {"png", OPT_STRING, OFF(png_dir), "", 0, 0, NULL, "trace: write attention and PE heatmaps here", 0},
     {"untrained", OPT_FLAG, OFF(untrained), "0", 0, 1, NULL, "trace: use a freshly initialised model", 0},
+    {"label-column", OPT_STRING, OFF(label_column), "label", 0, 0, NULL,
+     "CSV/TSV with a header row: the label column, by name or 1-based number", 1},
+    {"text-column", OPT_STRING, OFF(text_column), "text", 0, 0, NULL,
+     "CSV/TSV with a header row: the text column, by name or 1-based number", 1},
+    {"header", OPT_FLAG, OFF(header), "0", 0, 1, NULL, "predict: first print a line naming the columns", 0},
+    {"strict", OPT_FLAG, OFF(strict), "0", 0, 1, NULL,
+     "predict/eval: an input truncated, empty or invalid is an error", 0},
 };
 const int OPTION_COUNT = (int)(sizeof OPTION_TABLE / sizeof OPTION_TABLE[0]);
 
-_Static_assert(sizeof OPTION_TABLE / sizeof OPTION_TABLE[0] <= 64, "the 'given' bit set holds 64 options");
+#define OPTION_LIMIT 64
+_Static_assert(sizeof OPTION_TABLE / sizeof OPTION_TABLE[0] <= OPTION_LIMIT, "the 'given' bit set holds 64 options");
 
 static void *field(Options *o, const OptionSpec *s) { return (char *)o + s->offset; }
 static const void *cfield(const Options *o, const OptionSpec *s) { return (const char *)o + s->offset; }
@@ -193,7 +203,10 @@ int options_parse(Options *o, int argc, char **argv, int first) {
         name[len] = '\0';
         const OptionSpec *s = options_find(name);
         if (!s) {
-            fprintf(stderr, "error: unknown option '--%s' (see ./train --help)\n", name);
+            const char *close = options_suggest(name);
+            if (close) fprintf(stderr, "error: unknown option '--%s'; did you mean '--%s'? (see ./train --help)\n",
+                               name, close);
+            else fprintf(stderr, "error: unknown option '--%s' (see ./train --help)\n", name);
             return 2;
         }
         const char *value;
@@ -201,6 +214,11 @@ int options_parse(Options *o, int argc, char **argv, int first) {
             value = eq ? eq + 1 : "1";
         } else if (eq) {
             value = eq + 1;
+        } else if (i + 1 < argc && strncmp(argv[i + 1], "--", 2) == 0) {
+            /* "--lr --out x": the value was left out, the next option is not it */
+            fprintf(stderr, "error: option '--%s' needs a value, but the next argument is the option '%s' "
+                            "(write --%s=VALUE for a value that starts with --)\n", name, argv[i + 1], name);
+            return 2;
         } else if (i + 1 < argc) {
             value = argv[++i];
         } else {
@@ -254,7 +272,14 @@ int options_to_json(const Options *o, JsonBuf *b) {
         rc |= jsonbuf_puts(b, first ? "\n    " : ",\n    ");
         rc |= jsonbuf_string(b, s->name);
         rc |= jsonbuf_puts(b, ": ");
-        rc |= jsonbuf_string(b, value);
+        /* typed: numbers as JSON numbers (the shortest exact form), flags as
+         * booleans, the rest as strings; a seed beyond 2^53, which many JSON
+         * readers cannot hold exactly, stays a string */
+        if (s->kind == OPT_FLAG) rc |= jsonbuf_puts(b, strcmp(value, "0") ? "true" : "false");
+        else if (s->kind == OPT_INT || s->kind == OPT_DOUBLE) rc |= jsonbuf_puts(b, value);
+        else if (s->kind == OPT_LONG && llabs(*(const long long *)cfield(o, s)) <= (1ll << 53))
+            rc |= jsonbuf_puts(b, value);
+        else rc |= jsonbuf_string(b, value);
         first = 0;
     }
     rc |= jsonbuf_puts(b, "\n  }");
@@ -273,11 +298,24 @@ int options_from_json(Options *o, const JsonValue *object, char *err, size_t err
             snprintf(err, errlen, "unknown recorded option '%s'", object->keys[i]);
             return -1;
         }
-        if (v->type != JSON_STRING) {
-            snprintf(err, errlen, "recorded option '%s' is not a string", s->name);
+        /* typed values, or strings as older run.json files hold them */
+        char text[64];
+        const char *value = NULL;
+        if (v->type == JSON_STRING) value = v->string;
+        else if (v->type == JSON_BOOL && s->kind == OPT_FLAG) value = v->boolean ? "1" : "0";
+        else if (v->type == JSON_NUMBER && (s->kind == OPT_INT || s->kind == OPT_LONG) && v->is_integer &&
+                 fabs(v->number) <= 9007199254740992.0) {
+            snprintf(text, sizeof text, "%.0f", v->number);
+            value = text;
+        } else if (v->type == JSON_NUMBER && s->kind == OPT_DOUBLE) {
+            snprintf(text, sizeof text, "%.17g", v->number);
+            value = text;
+        }
+        if (!value) {
+            snprintf(err, errlen, "recorded option '%s' has a value of the wrong type", s->name);
             return -1;
         }
-        if (options_set(o, s, v->string, err, errlen) != 0) return -1;
+        if (options_set(o, s, value, err, errlen) != 0) return -1;
     }
     return 0;
 }
@@ -309,6 +347,27 @@ int options_model_config(const Options *o, int vocab_size, int n_classes, int ma
     return model_config_check(&cfg, err, errlen) == 0 ? EXIT_OK : ERR_INPUT;
 }
 
+const char *options_suggest(const char *name) {
+    const char *names[OPTION_LIMIT + 2];
+    int n = 0;
+    for (int i = 0; i < OPTION_COUNT && n < OPTION_LIMIT; i++) names[n++] = OPTION_TABLE[i].name;
+    names[n++] = "help";
+    names[n++] = "version";
+    return suggest_closest(name, names, (size_t)n);
+}
+
+void options_help_line(FILE *out, const OptionSpec *s) {
+    char left[64];
+    const char *meta = s->kind == OPT_FLAG ? "" : s->kind == OPT_CHOICE ? s->choices
+                     : s->kind == OPT_STRING ? "PATH" : s->kind == OPT_DOUBLE ? "X" : "N";
+    if (strstr(s->name, "-column")) meta = "NAME|N";
+    snprintf(left, sizeof left, "--%s %s", s->name, meta);
+    const char *def = s->default_value;
+    if (s->kind == OPT_FLAG) def = "off";
+    else if (!*def) def = "none";
+    fprintf(out, "  %-34s %s [%s]\n", left, s->help, def);
+}
+
 void options_help(FILE *out) {
     fprintf(out,
             "usage:\n"
@@ -320,22 +379,16 @@ void options_help(FILE *out) {
             "  ./train compare-pe DATA.tsv [options]      train with and without positional encoding\n"
             "  ./train reproduce RUN [--out NEW]          re-run a recorded run, diff the trace\n"
             "  ./train diff    RUN_A RUN_B                two runs' configs and traces side by side\n"
+            "  ./train CMD --help                         that command's options (or: ./train help CMD)\n"
             "  ./train --help                             this text\n"
+            "  ./train --version                          the program's version and build\n"
             "\n"
             "DATA is UTF-8 TSV (label<TAB>text per line) or CSV with label and text columns.\n"
             "A run directory holds model.safetensors, state.safetensors, metrics.csv, curves.png,\n"
             "confusion.png, report.txt and run.json.\n\noptions (default in brackets):\n");
-    for (int i = 0; i < OPTION_COUNT; i++) {
-        const OptionSpec *s = &OPTION_TABLE[i];
-        char left[64];
-        const char *meta = s->kind == OPT_FLAG ? "" : s->kind == OPT_CHOICE ? s->choices
-                         : s->kind == OPT_STRING ? "PATH" : s->kind == OPT_DOUBLE ? "X" : "N";
-        snprintf(left, sizeof left, "--%s %s", s->name, meta);
-        const char *def = s->default_value;
-        if (s->kind == OPT_FLAG) def = "off";
-        else if (!*def) def = "none";
-        fprintf(out, "  %-34s %s [%s]\n", left, s->help, def);
-    }
+    for (int i = 0; i < OPTION_COUNT; i++) options_help_line(out, &OPTION_TABLE[i]);
+    fprintf(out, "  %-34s %s\n  %-34s %s\n", "--help", "usage and options (of a command: ./train CMD --help)",
+            "--version", "the program's version and whether it has MPI");
     fprintf(out, "\nexit codes: 0 success, 1 runtime failure (I/O, NaN), 2 bad usage or bad input,\n"
                  "130 interrupted (state saved; continue with --resume RUN)\n");
 }

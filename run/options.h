@@ -26,6 +26,9 @@ typedef struct {
     long long seed;
     /* output */
     int quiet, probs, untrained;
+    /* predict and eval: --header, --strict; the columns of a file with a header row */
+    int header, strict;
+    const char *label_column, *text_column;
     /* positional arguments (data file, texts, run directories) */
     char **args;
     int n_args;
@@ -68,6 +71,10 @@ int options_to_json(const Options *o, JsonBuf *b);
 /* Reads recorded options from a JSON object (as written above). */
 int options_from_json(Options *o, const JsonValue *object, char *err, size_t errlen);
 void options_help(FILE *out);
+/* One option's line of --help: name, value, what it does, [default]. */
+void options_help_line(FILE *out, const OptionSpec *spec);
+/* The option name (without --) closest to a mistyped one, or NULL. */
+const char *options_suggest(const char *name);
 /* The model config the options describe, for a vocabulary, class count and
  * sequence length found in the data (--max-len auto is resolved there),
  * checked: 0, or ERR_INPUT with a message naming the options. */

@@ -108,6 +108,29 @@ static void model_file_path(const char *path, char *buf, size_t len) {
     else snprintf(buf, len, "%s", path);
 }
 
+/* --model given something else: a directory without a checkpoint, or a
+ * file that starts with text, such as a data file (a safetensors file starts
+ * with an 8-byte little-endian header size, whose high bytes are zero).
+ * ERR_INPUT with a message saying so; EXIT_OK for anything that may be a
+ * checkpoint, whose damage the full check then names. */
+static int check_is_checkpoint(const char *path, const char *file, char *err, size_t errlen) {
+    struct stat st;
+    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode) && stat(file, &st) != 0)
+        return fail(err, errlen, ERR_INPUT, "%s: not a run directory or checkpoint: it holds no model.safetensors "
+                    "(--model takes a training run's directory or its model.safetensors)", path);
+    FILE *f = fopen(file, "rb");
+    if (!f) return EXIT_OK;   /* the loader names the error */
+    unsigned char head[8];
+    size_t got = fread(head, 1, sizeof head, f);
+    fclose(f);
+    if (got < sizeof head) return EXIT_OK;
+    for (int i = 0; i < 8; i++)
+        if (head[i] < 0x20 && head[i] != '\t' && head[i] != '\n' && head[i] != '\r') return EXIT_OK;
+    return fail(err, errlen, ERR_INPUT, "%s: not a run directory or checkpoint: it starts with text, where a "
+                "safetensors file starts with its header size (--model takes a training run's directory or its "
+                "model.safetensors)", file);
+}
+
 /* vocab, labels and tokenizer from the file's metadata. */
 static int read_text_metadata(const StFile *f, const char *file, const ModelConfig *cfg, SavedModel *s, char *err,
                               size_t errlen) {
@@ -137,6 +160,8 @@ int saved_model_load(const char *path, int max_batch, SavedModel *s, char *err, 
     memset(s, 0, sizeof *s);
     char file[4096];
     model_file_path(path, file, sizeof file);
+    int checked = check_is_checkpoint(path, file, err, errlen);
+    if (checked != EXIT_OK) return checked;
     ModelConfig cfg;
     if (model_config_from_file(file, &cfg, err, errlen) != 0) return ERR_INPUT;
     StFile f;

@@ -1,11 +1,28 @@
 #!/usr/bin/env bash
 # demo.sh: `make demo`: trains the default model on the committed negation
-# data (word order alone decides the label) and shows the trace and the plot.
+# data (word order alone decides the label), then walks one review through
+# the trained model stage by stage (trace, drawing its attention), and labels
+# two reviews that use the same words in another order (predict).
+# Extra arguments go to the training; DEMO_OUT moves the run (scripts/docs.sh
+# generates the README's excerpts from this script's output).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-./train data/negation/train.tsv --test data/negation/test.tsv --out runs/demo --epochs 10 "$@"
+out=${DEMO_OUT:-runs/demo}
+# the demo replaces its own earlier run (where ./train protects a finished run, it is asked to)
+fresh=()
+if grep -q -- '--overwrite' <<<"$(./train --help)"; then fresh=(--overwrite); fi
+run() {  # prints the command (without --overwrite, which only keeps a rerun working), then runs it
+    local shown=()
+    for a in "$@"; do
+        case $a in --overwrite) ;; *' '*) shown+=("\"$a\"") ;; *) shown+=("$a") ;; esac
+    done
+    printf '\n$ %s\n' "${shown[*]}"
+    "$@"
+}
+
+run ./train data/negation/train.tsv --test data/negation/test.tsv --out "$out" --epochs 10 ${fresh[@]+"${fresh[@]}"} "$@"
+run ./train trace --model "$out" "the food was good , not bad" --png "$out/trace"
+run ./train predict --model "$out" --probs --header "the food was good , not bad" "the food was not good , bad"
 echo
-echo "The curves: runs/demo/curves.png (loss and accuracy per epoch, train and validation)."
-echo "Try next: ./train predict --model runs/demo --probs \"the food was not good , bad\""
-echo "          ./train trace --model runs/demo \"the food was good , not bad\""
-echo "          ./train compare-pe data/negation/train.tsv --test data/negation/test.tsv"
+echo "Pictures: $out/curves.png (loss and accuracy per epoch), $out/confusion.png, and each head's"
+echo "attention in $out/trace/. Try next: ./train compare-pe data/negation/train.tsv --test data/negation/test.tsv"

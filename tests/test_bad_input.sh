@@ -156,7 +156,7 @@ case_run "eval: a label the model has no class for" 2 "val\.tsv:2: label 'maybe'
 case_run "eval: invalid UTF-8" 2 "utf8\.tsv:7: invalid UTF-8" eval --model "$tmp/run" utf8.tsv
 case_run "eval: empty file" 2 "empty\.tsv: no examples" eval --model "$tmp/run" empty.tsv
 "$TRAIN" good.tsv "${TINY[@]}" --val-split 0 --tokenizer char --out "$tmp/char" >/dev/null || fail "char run failed"
-case_run "predict: invalid UTF-8 and controls, char model (accepted)" 0 "" predict --model "$tmp/char" \
+case_run "predict: invalid UTF-8 and controls, char model (counted, exit 0)" 0 "1 of 3 inputs was invalid" predict --model "$tmp/char" \
     $'bad \xff\xc0\xaf \xe2\x82 \xf4\x90\x80\x80 end' $'\x01\x7f[CLS][SEP' "$(head -c 3000 /dev/zero | tr '\0' x)"
 
 bad_model() {  # name, expected text, file to install as the checkpoint
@@ -207,7 +207,7 @@ edited "metadata dropout edited" "model\.safetensors: checksum mismatch" set-met
 "$STEDIT" "$MODEL" "$tmp/e1" set-meta layers 20 && "$STEDIT" "$tmp/e1" "$tmp/edited" set-meta d_ff 1048576
 bad_model "a config too large for memory" "model\.safetensors: this config needs [0-9]+ bytes" "$tmp/edited"
 printf 'pos\tgood\n' >"$tmp/text"
-bad_model "not a safetensors file" "model\.safetensors: header size [0-9]+ is larger" "$tmp/text"
+bad_model "not a safetensors file" "model\.safetensors: not a run directory or checkpoint" "$tmp/text"
 case_run "checkpoint: no run there" 2 "nothing: No such file" predict --model "$tmp/nothing" x
 
 # Random bit flips, anywhere in the file: every one refused, none crashing.

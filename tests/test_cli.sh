@@ -110,7 +110,7 @@ grep -q "leakage: $shared validation examples" "$tmp/leak.txt" && pass "leakage 
 help=$($TRAIN --help)
 for opt in epochs batch-size lr weight-decay warmup clip d-model heads layers d-ff max-len dropout activation norm \
            pool pe tokenizer vocab-size min-freq val val-split test class-weights patience seed threads out resume quiet; do
-    echo "$help" | grep -q -- "--$opt .*\[" || fail "--help does not list --$opt with a default"
+    grep -q -- "--$opt .*\[" <<<"$help" || fail "--help does not list --$opt with a default"
 done
 pass "--help lists the options"
 check_usage() {  # expected-word args...

@@ -349,7 +349,10 @@ static void test_mutations(int rounds)
         free(copy);
     }
     CHECK(bad_tree == 0, "%d accepted mutants held invalid UTF-8", bad_tree);
-    printf("REPORT json mutations: %d of %d mutants still valid JSON, none crashed\n", accepted, rounds);
+    /* a changed digit, a letter inside a string or a key keeps a document valid: those are expected */
+    printf("REPORT json mutations: %d of %d random mutants refused; %d still valid JSON, as expected (a changed "
+           "digit or a character inside a string or key keeps a document valid), each parsed to valid UTF-8; "
+           "none crashed\n", rounds - accepted, rounds, accepted);
 }
 
 int main(void)

@@ -23,7 +23,7 @@ $TRAIN "$tmp/data.tsv" --out "$tmp/a" "${TINY[@]}" --threads 2 --quiet > /dev/nu
 json="$tmp/a/run.json"
 sha=$(sha256sum "$tmp/data.tsv" | cut -d' ' -f1)
 for key in '"command"' '"options"' '"seed": 42' '"threads": 2' "\"sha256\": \"$sha\"" '"lines": 500' '"version"' \
-           '"compiler"' '"cflags"' '"cpu"' '"openmp"' '"dropout": "0.2"' '"lr": "0.001"'; do
+           '"compiler"' '"cflags"' '"cpu"' '"openmp"' '"dropout": 0.2,' '"lr": 0.001,'; do
     grep -qF "$key" "$json" || fail "run.json lacks $key"
 done
 pass "run.json records command, options, seed, threads, data SHA-256 and lines, version, compiler, machine"

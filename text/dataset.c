@@ -5,6 +5,7 @@
 
 #include "base/strmap.h"
 #include "base/rng.h"
+#include "base/suggest.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -281,6 +282,93 @@ static int csv_find_column(const CsvRecord *rec, const char *name) {
     return found;
 }
 
+/* A column choice is a 1-based number when it is all digits, else a header name. */
+static int column_is_number(const char *spec) {
+    if (!*spec) return 0;
+    for (const char *c = spec; *c; c++)
+        if (*c < '0' || *c > '9') return 0;
+    return 1;
+}
+
+/* The header's names, comma-separated, into buf (for messages). */
+static void header_names(const CsvRecord *rec, char *buf, size_t len) {
+    size_t used = 0;
+    buf[0] = '\0';
+    for (int k = 0; k < rec->n_fields && used + 1 < len; k++) {
+        const char *s;
+        size_t n;
+        csv_field(rec, k, &s, &n);
+        int w = snprintf(buf + used, len - used, "%s'%.*s'", k ? ", " : "", (int)(n > 40 ? 40 : n), s);
+        if (w < 0) break;
+        used += (size_t)w;
+    }
+    if (used >= len && len > 4) memcpy(buf + len - 4, "...", 4);
+}
+
+/* The index of the column a choice names in a header record, or an error
+ * naming the header's columns (and the closest name, for a typo). */
+static int resolve_column(const CsvRecord *rec, const char *spec, const char *role, const char *path, int line_no,
+                          int *index, char *err, size_t errlen) {
+    char names[512];
+    header_names(rec, names, sizeof names);
+    if (column_is_number(spec)) {
+        long k = strtol(spec, NULL, 10);
+        if (k < 1 || k > rec->n_fields)
+            return fail(err, errlen, ERR_INPUT, "%s:%d: --%s-column %s: the header has %d column%s (%s)", path,
+                        line_no, role, spec, rec->n_fields, rec->n_fields == 1 ? "" : "s", names);
+        *index = (int)k - 1;
+        return EXIT_OK;
+    }
+    char lower[256];   /* names compare without case; the header's side is lowered by csv_find_column */
+    snprintf(lower, sizeof lower, "%s", spec);
+    for (char *c = lower; *c; c++)
+        if (*c >= 'A' && *c <= 'Z') *c = (char)(*c - 'A' + 'a');
+    int k = csv_find_column(rec, lower);
+    if (k == -2)
+        return fail(err, errlen, ERR_INPUT, "%s:%d: the header names the '%s' column twice; choose it by number "
+                    "with --%s-column N", path, line_no, spec, role);
+    if (k >= 0) {
+        *index = k;
+        return EXIT_OK;
+    }
+    const char *candidates[64];
+    char copies[64][64];
+    int n = rec->n_fields < 64 ? rec->n_fields : 64;
+    for (int i = 0; i < n; i++) {
+        const char *s;
+        size_t len;
+        csv_field(rec, i, &s, &len);
+        snprintf(copies[i], sizeof copies[i], "%.*s", (int)(len < 63 ? len : 63), s);
+        for (char *c = copies[i]; *c; c++)
+            if (*c >= 'A' && *c <= 'Z') *c = (char)(*c - 'A' + 'a');
+        candidates[i] = copies[i];
+    }
+    const char *close = suggest_closest(lower, candidates, (size_t)n);
+    if (close)
+        return fail(err, errlen, ERR_INPUT, "%s:%d: no '%s' column in the header (%s); did you mean "
+                    "--%s-column %s?", path, line_no, spec, names, role, close);
+    return fail(err, errlen, ERR_INPUT, "%s:%d: no '%s' column in the header (%s); choose the %s column with "
+                "--%s-column NAME or a 1-based number", path, line_no, spec, names, role, role);
+}
+
+/* Splits a TSV line at every tab into rec's fields (for a TSV with a header row). */
+static int tsv_split(CsvRecord *rec, const char *s, size_t n, const char *path, int line_no, char *err,
+                     size_t errlen) {
+    rec->active = 0;
+    rec->len = 0;
+    rec->n_fields = 0;
+    rec->start_line = line_no;
+    for (size_t i = 0; i < n; i++) {
+        if (s[i] == '\t') {
+            int rc = csv_end_field(rec, path, line_no, err, errlen);
+            if (rc) return rc;
+        } else if (csv_append(rec, s[i])) {
+            return fail(err, errlen, ERR_RUNTIME, "%s:%d: out of memory", path, line_no);
+        }
+    }
+    return csv_end_field(rec, path, line_no, err, errlen);
+}
+
 /* ---- The parser: physical lines to examples ---- */
 
 typedef struct {
@@ -293,6 +381,9 @@ typedef struct {
     int seen_content;                /* a non-blank, non-comment line was seen */
     CsvRecord rec;
     int n_columns, label_column, text_column;   /* from the CSV header; n_columns 0 until read */
+    const char *label_choice, *text_choice;     /* --label-column, --text-column: names or 1-based numbers */
+    int chosen_columns;              /* a choice differs from label/text: the file has a header row */
+    int tsv_table;                   /* a TSV with a header row: every tab separates columns */
     char *err;
     size_t errlen;
 } Parser;
@@ -326,7 +417,10 @@ static int add_example(Parser *p, const char *label, size_t label_len, const cha
 }
 
 /* A TSV line: label, first tab, text (later tabs are whitespace in the text). */
+static int table_line(Parser *p, const char *s, size_t n);
+
 static int tsv_line(Parser *p, const char *s, size_t n, int first_content) {
+    if (p->tsv_table) return table_line(p, s, n);
     int line_no = p->reader.line_no;
     const char *tab = memchr(s, '\t', n);
     if (!tab)
@@ -344,26 +438,24 @@ static int tsv_line(Parser *p, const char *s, size_t n, int first_content) {
     return add_example(p, label, label_len, text, text_len, line_no);
 }
 
+/* The header row (CSV, or TSV with a header): the label and text columns. */
 static int csv_header(Parser *p) {
     int line_no = p->rec.start_line;
-    int label_column = csv_find_column(&p->rec, "label");
-    int text_column = csv_find_column(&p->rec, "text");
-    if (label_column == -2 || text_column == -2)
-        return fail(p->err, p->errlen, ERR_INPUT, "%s:%d: CSV header names the '%s' column twice", p->path,
-                    line_no, label_column == -2 ? "label" : "text");
-    if (label_column < 0 || text_column < 0)
-        return fail(p->err, p->errlen, ERR_INPUT, "%s:%d: CSV header has no '%s' column (it needs 'label' and 'text')",
-                    p->path, line_no, label_column < 0 ? "label" : "text");
+    int label_column, text_column;
+    int rc = resolve_column(&p->rec, p->label_choice, "label", p->path, line_no, &label_column, p->err, p->errlen);
+    if (!rc) rc = resolve_column(&p->rec, p->text_choice, "text", p->path, line_no, &text_column, p->err, p->errlen);
+    if (rc) return rc;
+    if (label_column == text_column)
+        return fail(p->err, p->errlen, ERR_INPUT, "%s:%d: --label-column and --text-column both choose column %d",
+                    p->path, line_no, label_column + 1);
     p->n_columns = p->rec.n_fields;
     p->label_column = label_column;
     p->text_column = text_column;
     return EXIT_OK;
 }
 
-static int csv_line(Parser *p, const char *s, size_t n) {
-    int rc = csv_feed(&p->rec, s, n, p->path, p->reader.line_no, p->err, p->errlen);
-    if (rc || p->rec.active) return rc;
-    if (!p->n_columns) return csv_header(p);
+/* A complete record of a file with a header: the example in the chosen columns. */
+static int record_example(Parser *p) {
     if (p->rec.n_fields != p->n_columns)
         return fail(p->err, p->errlen, ERR_INPUT, "%s:%d: wrong number of fields: %d, the header has %d",
                     p->path, p->rec.start_line, p->rec.n_fields, p->n_columns);
@@ -374,14 +466,40 @@ static int csv_line(Parser *p, const char *s, size_t n) {
     return add_example(p, label, label_len, text, text_len, p->rec.start_line);
 }
 
+static int csv_line(Parser *p, const char *s, size_t n) {
+    int rc = csv_feed(&p->rec, s, n, p->path, p->reader.line_no, p->err, p->errlen);
+    if (rc || p->rec.active) return rc;
+    if (!p->n_columns) return csv_header(p);
+    return record_example(p);
+}
+
+/* A line of a TSV with a header row. */
+static int table_line(Parser *p, const char *s, size_t n) {
+    int rc = tsv_split(&p->rec, s, n, p->path, p->reader.line_no, p->err, p->errlen);
+    if (rc) return rc;
+    if (!p->n_columns) return csv_header(p);
+    return record_example(p);
+}
+
 /* The first content line decides the format unless the name did: a CSV
  * header with 'label' and 'text' columns means CSV, anything else TSV. */
 static int first_content_line(Parser *p, const char *s, size_t n) {
-    if (p->csv_by_name) {
+    if (p->csv_by_name || (p->chosen_columns && !memchr(s, '\t', n))) {
         p->format = FORMAT_CSV;
         return csv_line(p, s, n);
     }
     char scratch[256];
+    if (memchr(s, '\t', n)) {
+        /* a TSV header row: chosen columns, or more than two columns with 'label' and 'text' among them */
+        int rc = tsv_split(&p->rec, s, n, p->path, p->reader.line_no, scratch, sizeof scratch);
+        if (!rc && (p->chosen_columns || (p->rec.n_fields > 2 && csv_find_column(&p->rec, "label") >= 0 &&
+                                          csv_find_column(&p->rec, "text") >= 0))) {
+            p->format = FORMAT_TSV;
+            p->tsv_table = 1;
+            return csv_header(p);
+        }
+        p->rec.active = 0;
+    }
     int rc = csv_feed(&p->rec, s, n, p->path, p->reader.line_no, scratch, sizeof scratch);
     if (!rc && !p->rec.active && csv_find_column(&p->rec, "label") >= 0 && csv_find_column(&p->rec, "text") >= 0) {
         p->format = FORMAT_CSV;
@@ -446,10 +564,14 @@ static int parse_all(Parser *p) {
 }
 
 /* Runs the parser over a prepared reader; out is filled or left empty. */
-static int parse_source(const char *path, LineReader *reader, TextDataset *out, char *err, size_t errlen) {
+static int parse_source(const char *path, LineReader *reader, const DatasetColumns *columns, TextDataset *out,
+                        char *err, size_t errlen) {
     Parser p;
     memset(&p, 0, sizeof p);
     p.path = path;
+    p.label_choice = columns && columns->label && *columns->label ? columns->label : "label";
+    p.text_choice = columns && columns->text && *columns->text ? columns->text : "text";
+    p.chosen_columns = strcmp(p.label_choice, "label") != 0 || strcmp(p.text_choice, "text") != 0;
     p.reader = *reader;
     p.reader.path = path;
     p.out = out;
@@ -467,7 +589,8 @@ static int parse_source(const char *path, LineReader *reader, TextDataset *out, 
     return rc;
 }
 
-int dataset_parse(const char *path, const char *buf, size_t len, TextDataset *out, char *err, size_t errlen) {
+int dataset_parse_columns(const char *path, const char *buf, size_t len, const DatasetColumns *columns,
+                          TextDataset *out, char *err, size_t errlen) {
     if (!out) return fail(err, errlen, ERR_RUNTIME, "dataset_parse: no output");
     memset(out, 0, sizeof *out);
     if (!path) path = "(buffer)";
@@ -476,10 +599,19 @@ int dataset_parse(const char *path, const char *buf, size_t len, TextDataset *ou
     memset(&reader, 0, sizeof reader);
     reader.mem = buf ? buf : "";
     reader.mem_len = len;
-    return parse_source(path, &reader, out, err, errlen);
+    return parse_source(path, &reader, columns, out, err, errlen);
+}
+
+int dataset_parse(const char *path, const char *buf, size_t len, TextDataset *out, char *err, size_t errlen) {
+    return dataset_parse_columns(path, buf, len, NULL, out, err, errlen);
 }
 
 int dataset_read(const char *path, TextDataset *out, char *err, size_t errlen) {
+    return dataset_read_columns(path, NULL, out, err, errlen);
+}
+
+int dataset_read_columns(const char *path, const DatasetColumns *columns, TextDataset *out, char *err,
+                         size_t errlen) {
     if (!out) return fail(err, errlen, ERR_RUNTIME, "dataset_read: no output");
     memset(out, 0, sizeof *out);
     if (!path || !*path) return fail(err, errlen, ERR_INPUT, "no data file given");
@@ -499,7 +631,7 @@ int dataset_read(const char *path, TextDataset *out, char *err, size_t errlen) {
         dataset_free(out);
         rc = fail(err, errlen, ERR_RUNTIME, "%s: out of memory", path);
     } else {
-        rc = parse_source(path, &reader, out, err, errlen);
+        rc = parse_source(path, &reader, columns, out, err, errlen);
     }
     free(reader.chunk);
     fclose(fp);
@@ -651,4 +783,30 @@ int dataset_leakage(const TextDataset *train, const TextDataset *other, int *lin
     }
     strmap_free(&seen);
     return count;
+}
+
+/* ---- One text as predict meets it ---- */
+
+TextCheck dataset_check_text(const char *s, size_t len, size_t *start, size_t *trimmed_len, char *why,
+                             size_t whylen) {
+    const char *nul = memchr(s, '\0', len);
+    if (nul) {
+        set_error(why, whylen, "a NUL byte at byte %zu", (size_t)(nul - s) + 1);
+        return TEXT_INVALID;
+    }
+    size_t bad = utf8_invalid_at((const unsigned char *)s, len);
+    if (bad < len) {
+        set_error(why, whylen, "invalid UTF-8 at byte %zu", bad + 1);
+        return TEXT_INVALID;
+    }
+    const char *t = s;
+    size_t n = len;
+    trim_span(&t, &n);
+    if (start) *start = (size_t)(t - s);
+    if (trimmed_len) *trimmed_len = n;
+    if (!n) {
+        set_error(why, whylen, "empty text");
+        return TEXT_EMPTY;
+    }
+    return TEXT_OK;
 }

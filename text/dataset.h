@@ -22,14 +22,38 @@ typedef struct {
     int n;
 } TextDataset;
 
+/* Which columns of a file with a header row hold the label and the text
+ * (--label-column, --text-column): a header name (compared without case)
+ * or a 1-based column number. NULL or "" means "label" and "text". */
+typedef struct {
+    const char *label;
+    const char *text;
+} DatasetColumns;
+
 /* Reads a TSV (label<TAB>text) or a CSV with a header holding `label` and
  * `text` columns (RFC 4180), chosen by the .csv extension or a header line.
- * Tolerates CRLF, a BOM, blank lines and '#' comment lines; refuses invalid
- * UTF-8, NUL bytes, missing tab, empty label or text, an empty file. */
+ * A TSV whose first line has more than two columns, 'label' and 'text' among
+ * them, is read as a table with that header row. Tolerates CRLF, a BOM,
+ * blank lines and '#' comment lines; refuses invalid UTF-8, NUL bytes,
+ * missing tab, empty label or text, an empty file. */
 int dataset_read(const char *path, TextDataset *out, char *err, size_t errlen);
 /* Same, from a buffer (for tests and fuzzing); path is used in messages. */
 int dataset_parse(const char *path, const char *buf, size_t len, TextDataset *out, char *err, size_t errlen);
+/* Same, with the columns chosen: when a choice differs from label/text the
+ * file must have a header row (CSV, or TSV with tabs between all columns). */
+int dataset_read_columns(const char *path, const DatasetColumns *columns, TextDataset *out, char *err,
+                         size_t errlen);
+int dataset_parse_columns(const char *path, const char *buf, size_t len, const DatasetColumns *columns,
+                          TextDataset *out, char *err, size_t errlen);
 void dataset_free(TextDataset *d);
+/* One text checked by the rules a data file's text meets (predict's
+ * inputs): no NUL byte, valid UTF-8, not empty once surrounding ASCII
+ * whitespace is trimmed. TEXT_OK sets *start and *trimmed_len (either may
+ * be NULL) to the trimmed span; otherwise why says what is wrong. */
+typedef enum { TEXT_OK, TEXT_EMPTY, TEXT_INVALID } TextCheck;
+TextCheck dataset_check_text(const char *s, size_t len, size_t *start, size_t *trimmed_len, char *why,
+                             size_t whylen);
+
 /* Stratified, seeded split: about frac of each class goes to val (at least one
  * example of a class with 2 or more). Examples are copied. */
 int dataset_split(const TextDataset *all, double frac, uint64_t seed, TextDataset *train, TextDataset *val,

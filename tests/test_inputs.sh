@@ -1,0 +1,127 @@
+#!/usr/bin/env bash
+# test_inputs.sh: predict and eval meet their inputs as training meets its
+# data: a text longer than max_len is truncated and counted, an empty or
+# invalid one (not UTF-8, a NUL byte) is counted and gets an empty output line
+# (so output lines stay aligned with input lines), and --strict makes any of
+# them an error; --probs --header names the columns; a terminal with no TEXT
+# gets a hint. --label-column and --text-column choose the columns of a CSV or
+# TSV with a header row, by name or number.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+TRAIN=./train
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+failures=0
+fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+pass() { echo "ok: $*"; }
+export OMP_WAIT_POLICY=passive
+TINY=(--epochs 1 --d-model 16 --heads 2 --d-ff 16 --layers 1 --max-len 8 --val-split 0 --threads 1 --quiet)
+
+printf 'pos\tgood movie\nneg\tbad movie\npos\tgreat film\nneg\tawful film\npos\tnice one\nneg\tpoor one\n' > "$tmp/d.tsv"
+$TRAIN "$tmp/d.tsv" --out "$tmp/run" "${TINY[@]}" > /dev/null || fail "the reference run failed"
+RUN=(--model "$tmp/run")
+
+# ---- finding 3: predict applies training's rules and reports them
+long="good good good good good good good good good good"   # 10 words: more than max_len 8 holds
+$TRAIN predict "${RUN[@]}" "$long" > "$tmp/out" 2> "$tmp/err"; rc=$?
+[ $rc -eq 0 ] && [ "$(wc -l < "$tmp/out")" -eq 1 ] && grep -q "1 of 1 input was truncated to the model's max_len 8" "$tmp/err" \
+    && pass "a long text is predicted and its truncation reported: $(cat "$tmp/err")" \
+    || fail "long text: exit $rc, stdout $(cat "$tmp/out"), stderr $(cat "$tmp/err")"
+$TRAIN predict --strict "${RUN[@]}" "good" "$long" > "$tmp/out" 2> "$tmp/err"; rc=$?
+[ $rc -eq 2 ] && grep -q "TEXT 2: longer than the model's max_len 8" "$tmp/err" \
+    && pass "--strict refuses the long text: $(cat "$tmp/err")" || fail "--strict long text: exit $rc: $(cat "$tmp/err")"
+
+# stdin: a good line, an empty line, a NUL byte, invalid UTF-8, blanks only, CRLF, a good line
+printf 'good movie\n\nbad \0movie\nbad \xff movie\n   \nnice one\r\nbad movie\n' > "$tmp/lines"
+$TRAIN predict "${RUN[@]}" < "$tmp/lines" > "$tmp/out" 2> "$tmp/err"; rc=$?
+mapfile -t got < "$tmp/out"
+if [ $rc -eq 0 ] && [ ${#got[@]} -eq 7 ] && [ -n "${got[0]}" ] && [ -z "${got[1]}" ] && [ -z "${got[2]}" ] \
+    && [ -z "${got[3]}" ] && [ -z "${got[4]}" ] && [ -n "${got[5]}" ] && [ -n "${got[6]}" ]; then
+    pass "7 input lines give 7 output lines; the empty and invalid ones are empty"
+else
+    fail "stdin lines: exit $rc, output: $(printf '%q ' "${got[@]}")"
+fi
+grep -q "2 of 7 inputs were empty (first: line 2)" "$tmp/err" && pass "empty lines counted: $(grep "were empty" "$tmp/err")" \
+    || fail "empty lines not reported: $(cat "$tmp/err")"
+grep -q "2 of 7 inputs were invalid (first: line 3: a NUL byte at byte 5)" "$tmp/err" \
+    && pass "invalid lines counted: $(grep invalid "$tmp/err")" || fail "invalid lines not reported: $(cat "$tmp/err")"
+grep -q '^pos$\|^neg$' <<<"${got[5]}" && pass "CRLF is stripped: '${got[5]}'" || fail "CRLF line gave '${got[5]}'"
+for bad in "" $'bad \xff' "   "; do
+    $TRAIN predict --strict "${RUN[@]}" "good" "$bad" > "$tmp/out" 2> "$tmp/err"; rc=$?
+    [ $rc -eq 2 ] && grep -qE "TEXT 2: (empty text|invalid UTF-8 at byte 5)" "$tmp/err" \
+        && pass "--strict refuses $(printf '%q' "$bad"): $(cat "$tmp/err")" \
+        || fail "--strict $(printf '%q' "$bad"): exit $rc: $(cat "$tmp/err")"
+done
+printf 'good\nbad \0movie\n' | $TRAIN predict --strict "${RUN[@]}" > /dev/null 2> "$tmp/err"; rc=$?
+[ $rc -eq 2 ] && grep -q "line 2: a NUL byte at byte 5" "$tmp/err" && pass "--strict refuses a NUL on stdin" \
+    || fail "--strict NUL: exit $rc: $(cat "$tmp/err")"
+$TRAIN predict "${RUN[@]}" "good movie" "bad movie" > /dev/null 2> "$tmp/err"
+[ ! -s "$tmp/err" ] && pass "clean inputs: nothing on stderr" || fail "clean inputs: stderr $(cat "$tmp/err")"
+
+# --probs --header: a line naming the columns, then label and probabilities in label order
+$TRAIN predict --probs --header "${RUN[@]}" "good movie" "bad movie" > "$tmp/out"
+[ "$(head -n 1 "$tmp/out")" = $'label\tneg\tpos' ] && pass "--probs --header: $(head -n 1 "$tmp/out" | tr '\t' ' ')" \
+    || fail "--probs --header first line: $(head -n 1 "$tmp/out")"
+tail -n +2 "$tmp/out" | grep -cP '^(neg|pos)\t[01]\.[0-9]{6}\t[01]\.[0-9]{6}$' | grep -qx 2 \
+    && pass "--probs rows: label then %.6f per class" || fail "--probs rows: $(cat "$tmp/out")"
+grep -q '^label' <<<"$($TRAIN predict --probs "${RUN[@]}" "good movie")" && fail "--probs without --header prints a header"
+[ "$($TRAIN predict --header "${RUN[@]}" "good" | head -n 1)" = "label" ] && pass "--header alone names the label column" \
+    || fail "--header alone"
+
+# a terminal with no TEXT: a one-line hint on stderr (script gives the command a terminal)
+if command -v script > /dev/null; then
+    (sleep 1; printf 'good movie\n\004') | timeout 20 script -qec "$TRAIN predict --model $tmp/run" /dev/null > "$tmp/tty" 2>&1
+    grep -q "reading texts from the terminal, one per line; end with Ctrl-D" "$tmp/tty" \
+        && pass "a terminal with no TEXT gets a hint" || fail "no hint on a terminal: $(cat "$tmp/tty")"
+    $TRAIN predict "${RUN[@]}" < /dev/null 2> "$tmp/err"
+    [ ! -s "$tmp/err" ] && pass "no hint when stdin is not a terminal" || fail "hint without a terminal: $(cat "$tmp/err")"
+else
+    echo "skip: no 'script' to give predict a terminal"
+fi
+
+# eval: truncation on stderr; --strict refuses it
+printf 'pos\t%s\nneg\tbad movie\n' "$long" > "$tmp/long.tsv"
+$TRAIN eval "${RUN[@]}" "$tmp/long.tsv" > "$tmp/out" 2> "$tmp/err"; rc=$?
+[ $rc -eq 0 ] && grep -q "1 of 2 examples are longer than the model's max_len 8 and was truncated" "$tmp/err" \
+    && ! grep -q "truncated" "$tmp/out" && pass "eval reports truncation on stderr" \
+    || fail "eval truncation: exit $rc: $(cat "$tmp/err")"
+$TRAIN eval --strict "${RUN[@]}" "$tmp/long.tsv" > /dev/null 2> "$tmp/err"; rc=$?
+[ $rc -eq 2 ] && grep -q "1 of 2 examples are longer than the model's max_len 8 (--strict" "$tmp/err" \
+    && pass "eval --strict refuses truncation" || fail "eval --strict: exit $rc: $(cat "$tmp/err")"
+
+# ---- finding 5: choosing the columns of a CSV or TSV with a header row
+{ echo 'id,review,sentiment'; awk -F'\t' '{ printf "%d,\"%s\",%s\n", NR, $2, $1 }' "$tmp/d.tsv"; } > "$tmp/r.csv"
+$TRAIN "$tmp/r.csv" --out "$tmp/c0" "${TINY[@]}" > /dev/null 2> "$tmp/err"; rc=$?
+[ $rc -eq 2 ] && grep -q "r.csv:1: no 'label' column in the header ('id', 'review', 'sentiment'); choose the label column with --label-column" "$tmp/err" \
+    && pass "other column names: refused, naming the columns and the option" || fail "csv without options: $rc $(cat "$tmp/err")"
+$TRAIN "$tmp/r.csv" --out "$tmp/c1" --label-column sentiment --text-column review "${TINY[@]}" > /dev/null 2> "$tmp/err" \
+    && pass "CSV columns by name" || fail "CSV columns by name: $(cat "$tmp/err")"
+$TRAIN "$tmp/r.csv" --out "$tmp/c2" --label-column 3 --text-column 2 "${TINY[@]}" > /dev/null 2> "$tmp/err" \
+    && pass "CSV columns by number" || fail "CSV columns by number: $(cat "$tmp/err")"
+cmp -s "$tmp/c1/model.safetensors" "$tmp/c2/model.safetensors" && cmp -s "$tmp/c1/model.safetensors" "$tmp/run/model.safetensors" \
+    && pass "by name, by number and the plain TSV give the same model" || fail "column choices give different models"
+tr ',' '\t' < "$tmp/r.csv" | tr -d '"' > "$tmp/r.tsv"
+$TRAIN "$tmp/r.tsv" --out "$tmp/t1" --label-column Sentiment --text-column 2 "${TINY[@]}" > /dev/null 2> "$tmp/err" \
+    && cmp -s "$tmp/t1/model.safetensors" "$tmp/run/model.safetensors" \
+    && pass "TSV with a header row: name (any case) and number" || fail "TSV with header: $(cat "$tmp/err")"
+$TRAIN eval --model "$tmp/c1" --label-column sentiment --text-column review "$tmp/r.csv" > "$tmp/out" 2> "$tmp/err" \
+    && grep -q "^accuracy" "$tmp/out" && pass "eval reads the chosen columns" || fail "eval with columns: $(cat "$tmp/err")"
+grep -q '"label-column": "sentiment"' "$tmp/c1/run.json" && pass "run.json records the column choice" \
+    || fail "run.json lacks the column choice"
+$TRAIN "$tmp/r.csv" --out "$tmp/c3" --label-column sentimnt --text-column review "${TINY[@]}" > /dev/null 2> "$tmp/err"
+grep -q "no 'sentimnt' column in the header .*did you mean --label-column sentiment?" "$tmp/err" \
+    && pass "a mistyped column: $(cat "$tmp/err")" || fail "mistyped column: $(cat "$tmp/err")"
+$TRAIN "$tmp/r.csv" --out "$tmp/c4" --label-column 4 --text-column 2 "${TINY[@]}" > /dev/null 2> "$tmp/err"
+grep -q "r.csv:1: --label-column 4: the header has 3 columns" "$tmp/err" && pass "a column number beyond the header" \
+    || fail "column 4: $(cat "$tmp/err")"
+$TRAIN "$tmp/r.csv" --out "$tmp/c5" --label-column 2 --text-column review "${TINY[@]}" > /dev/null 2> "$tmp/err"
+grep -q "both choose column 2" "$tmp/err" && pass "the same column twice" || fail "same column: $(cat "$tmp/err")"
+# a TSV with more columns, 'label' and 'text' among them: read as a table without any option
+{ printf 'id\ttext\tlabel\n'; awk -F'\t' '{ printf "%d\t%s\t%s\n", NR, $2, $1 }' "$tmp/d.tsv"; } > "$tmp/wide.tsv"
+$TRAIN "$tmp/wide.tsv" --out "$tmp/w" "${TINY[@]}" > /dev/null 2> "$tmp/err" \
+    && cmp -s "$tmp/w/model.safetensors" "$tmp/run/model.safetensors" \
+    && pass "a TSV header row holding label and text columns needs no option" || fail "wide TSV: $(cat "$tmp/err")"
+
+echo
+[ "$failures" -eq 0 ] && echo "test_inputs: all passed" || echo "test_inputs: $failures failed"
+[ "$failures" -eq 0 ]
