@@ -29,7 +29,7 @@ LDLIBS  := -lm
 # OpenMP: used when the compiler accepts it; otherwise a single-threaded build.
 OPENMP := $(shell printf 'int main(void){return 0;}' | $(CC) -fopenmp -x c - -o /dev/null 2>/dev/null && echo -fopenmp)
 
-# stb_image_write/stb_easy_font: pkg-config stb, /usr/include/stb, or Debian's
+# stb_image_write/stb_truetype/stb_easy_font: pkg-config stb, /usr/include/stb, or Debian's
 # libstb-dev unpacked without root into $(BUILD)/stb.
 STB_LOCAL := $(BUILD)/stb/usr/include/stb
 STB_CFLAGS := $(shell pkg-config --cflags stb 2>/dev/null)
@@ -41,6 +41,13 @@ ifeq ($(STB_CFLAGS),)
     STB_DEP := $(STB_LOCAL)/stb_image_write.h
   endif
 endif
+
+# Text in the PNGs: this TrueType font (Debian's fonts-dejavu-core), unless
+# the environment variable TRAIN_FONT names another at run time; when the
+# file is missing, fontconfig's DejaVu Sans; when nothing is found, the
+# built-in ASCII bitmap font.
+FONT ?= /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf
+FONT_DEFS := -DFONT_PATH='"$(FONT)"'
 
 # Commands are shown as one short line each; `make V=1` prints them whole.
 Q := $(if $(V),,@)
@@ -87,6 +94,14 @@ $(BUILD)/obj/run/record.o $(BUILD)/asan/run/record.o: $(BUILD)/version-stamp
 $(BUILD)/obj/run/record.o: ALL_CFLAGS += $(VERSION_DEFS)
 $(BUILD)/asan/run/record.o: ASAN_CFLAGS += $(VERSION_DEFS)
 FORCE:
+
+# report/font.c is rebuilt when FONT changes.
+$(BUILD)/obj/report/font.o: ALL_CFLAGS += $(FONT_DEFS)
+$(BUILD)/asan/report/font.o: ASAN_CFLAGS += $(FONT_DEFS)
+$(BUILD)/obj/report/font.o $(BUILD)/asan/report/font.o: $(BUILD)/font-stamp
+$(BUILD)/font-stamp: FORCE
+	@mkdir -p $(@D)
+	@echo '$(FONT_DEFS)' | cmp -s - $@ || echo '$(FONT_DEFS)' > $@
 
 # Only run/dist.c speaks MPI; it is rebuilt when MPI is switched on or off.
 MPI_DEFS := $(if $(filter 1,$(MPI)),-DUSE_MPI)

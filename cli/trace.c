@@ -458,12 +458,16 @@ static void print_head(FILE *out, const Trace *tr) {
 
 /* ------------------------------------------------------------ pictures */
 
+/* Attention heatmaps (query x key weights) get the sequential colour map,
+ * the positional encoding (signed, around 0) the diverging one. */
 static int write_heatmap(const Trace *tr, const char *name, const float *values, int rows, int cols,
-                         const char *const *row_labels, const char *const *col_labels, const char *title) {
+                         const char *const *row_labels, const char *const *col_labels, const char *title, int pe) {
     char path[4400], err[1024];
     snprintf(path, sizeof path, "%s/%s", tr->png_dir, name);
     int w = 0, h = 0;
-    if (plot_heatmap_png(path, values, rows, cols, row_labels, col_labels, title, &w, &h, err, sizeof err) != 0) {
+    PlotHeatmap map = {values, rows, cols, row_labels, col_labels, title, pe ? "position" : "query",
+                       pe ? "dimension" : "key", pe ? PLOT_MAP_DIVERGING : PLOT_MAP_SEQUENTIAL};
+    if (plot_heatmap(path, &map, &w, &h, err, sizeof err) != 0) {
         fprintf(stderr, "error: %s\n", err);
         return -1;
     }
@@ -495,7 +499,8 @@ static int write_pictures(const Trace *tr, const float *pe) {
         for (int h = 0; h < c->n_heads && rc == 0; h++) {
             snprintf(name, sizeof name, "attention_l%d_h%d.png", l + 1, h + 1);
             snprintf(title, sizeof title, "layer %d head %d attention (rows: queries, columns: keys)", l + 1, h + 1);
-            rc = write_heatmap(tr, name, model_attention_probs(m, l) + (size_t)h * T * T, T, T, labels, labels, title);
+            rc = write_heatmap(tr, name, model_attention_probs(m, l) + (size_t)h * T * T, T, T, labels, labels, title,
+                               0);
         }
     if (rc != 0 || c->pe == PE_NONE) return rc;
     snprintf(title, sizeof title, "positional encoding (%s): %d positions x %d dimensions", pe_name(c->pe), T,
@@ -507,7 +512,7 @@ static int write_pictures(const Trace *tr, const float *pe) {
         position_labels[t] = positions[t];
     }
     rc = positions && position_labels ? write_heatmap(tr, "positional_encoding.png", pe, T, c->d_model,
-                                                      position_labels, NULL, title) : -1;
+                                                      position_labels, NULL, title, 1) : -1;
     free(positions);
     free(position_labels);
     if (rc != 0) return rc;
@@ -519,7 +524,7 @@ static int write_pictures(const Trace *tr, const float *pe) {
     snprintf(title, sizeof title, "positional encoding (%s): %d positions x %d dimensions", pe_name(c->pe), n,
              c->d_model);
     if (c->pe == PE_SINUSOIDAL && !rows) rc = -1;
-    else rc = write_heatmap(tr, name, rows ? rows : table, n, c->d_model, NULL, NULL, title);
+    else rc = write_heatmap(tr, name, rows ? rows : table, n, c->d_model, NULL, NULL, title, 1);
     free(rows);
     return rc;
 }

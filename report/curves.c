@@ -16,14 +16,18 @@ static void four_columns(const EpochRecord *h, int n_have, int n, double *ys) {
     }
 }
 
-int curves_write_png(const char *path, const EpochRecord *h, int n, int has_val, char *err, size_t errlen) {
+int curves_write_png(const char *path, const EpochRecord *h, int n, int has_val, int best_epoch, char *err,
+                     size_t errlen) {
     double *ys = malloc(sizeof(double) * 4 * (n ? n : 1));
     if (!ys) return fail(err, errlen, ERR_RUNTIME, "%s: out of memory", path);
     four_columns(h, n, n, ys);
     PlotSeries loss[2] = {{"train", ys, n, PLOT_COLOR_TRAIN, 0}, {"val", ys + n, n, PLOT_COLOR_VAL, 0}};
     PlotSeries acc[2] = {{"train", ys + 2 * n, n, PLOT_COLOR_TRAIN, 0}, {"val", ys + 3 * n, n, PLOT_COLOR_VAL, 0}};
-    PlotPanel panels[2] = {{"Loss", "epoch", "cross-entropy", loss, has_val ? 2 : 1},
-                           {"Accuracy", "epoch", "accuracy", acc, has_val ? 2 : 1}};
+    char mark[64];
+    snprintf(mark, sizeof mark, "best val loss: epoch %d (restored)", best_epoch);
+    int marked = best_epoch > 0 && best_epoch <= n ? best_epoch : 0;
+    PlotPanel panels[2] = {{"Loss", "epoch", "cross-entropy", loss, has_val ? 2 : 1, marked, mark},
+                           {"Accuracy", "epoch", "accuracy", acc, has_val ? 2 : 1, marked, mark}};
     int rc = plot_panels_png(path, panels, 2, 1000, 420, err, errlen);
     free(ys);
     return rc == 0 ? EXIT_OK : ERR_RUNTIME;
@@ -34,7 +38,7 @@ void curves_text_chart(FILE *out, const EpochRecord *h, int n, int has_val) {
     if (!ys) return;
     four_columns(h, n, n, ys);
     PlotSeries series[2] = {{"train loss", ys, n, PLOT_COLOR_TRAIN, 0}, {"val loss", ys + n, n, PLOT_COLOR_VAL, 0}};
-    PlotPanel panel = {"Loss per epoch", "epoch", "loss", series, has_val ? 2 : 1};
+    PlotPanel panel = {"Loss per epoch", "epoch", "loss", series, has_val ? 2 : 1, 0, NULL};
     fprintf(out, "\n");
     plot_text_chart(out, &panel, 60, 12);
     free(ys);
@@ -60,8 +64,8 @@ int curves_compare_png(const char *path, const EpochRecord *const history[2], co
             acc[n_series] = (PlotSeries){labels[r * 2 + k], ys + (r * 4 + 2 + k) * n, n, colors[r][k], r == 1};
             n_series++;
         }
-    PlotPanel panels[2] = {{"Loss", "epoch", "cross-entropy", loss, n_series},
-                           {"Accuracy", "epoch", "accuracy", acc, n_series}};
+    PlotPanel panels[2] = {{"Loss", "epoch", "cross-entropy", loss, n_series, 0, NULL},
+                           {"Accuracy", "epoch", "accuracy", acc, n_series, 0, NULL}};
     int rc = plot_panels_png(path, panels, 2, 1100, 460, err, errlen);
     free(ys);
     return rc == 0 ? EXIT_OK : ERR_RUNTIME;

@@ -10,8 +10,10 @@
 #include "base/errors.h"
 #include "report/history.h"
 
-/* curves.png of one run. Status as base/errors.h. */
-int curves_write_png(const char *path, const EpochRecord *history, int n, int has_val, char *err, size_t errlen);
+/* curves.png of one run; best_epoch > 0 marks the epoch whose weights early
+ * stopping keeps and restores (0: none). Status as base/errors.h. */
+int curves_write_png(const char *path, const EpochRecord *history, int n, int has_val, int best_epoch, char *err,
+                     size_t errlen);
 /* The loss per epoch as a text chart. */
 void curves_text_chart(FILE *out, const EpochRecord *history, int n, int has_val);
 /* Two runs' curves in one PNG; names label the runs. Status as base/errors.h. */

@@ -1,8 +1,10 @@
-/* plot.h: PNG charts and heatmaps (stb_image_write, text with stb_easy_font)
- * and small text charts for the terminal. Knows nothing of training. */
+/* plot.h: PNG line charts and heatmaps (stb_image_write; text through
+ * report/font.h: DejaVu Sans, any Unicode the font covers) and small text
+ * charts for the terminal. Knows nothing of training. */
 #ifndef PLOT_H
 #define PLOT_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -12,6 +14,18 @@
 #define PLOT_COLOR_VAL   0xFF7F0Eu
 #define PLOT_COLOR_3     0x2CA02Cu
 #define PLOT_COLOR_4     0xD62728u
+#define PLOT_COLOR_MARK  0x9467BDu /* a panel's marked epoch (the restored best) */
+
+/* The heatmap colour maps' ends: sequential white to dark blue (low to
+ * high); diverging blue (-max |value|) through white (0) to red (+max). */
+#define PLOT_SEQUENTIAL_LOW  0xF7FBFFu
+#define PLOT_SEQUENTIAL_HIGH 0x08306Bu
+#define PLOT_DIVERGING_NEG   0x2166ACu
+#define PLOT_DIVERGING_ZERO  0xFFFFFFu
+#define PLOT_DIVERGING_POS   0xB2182Bu
+
+/* The marker that the text chart puts where two series share a cell. */
+#define PLOT_TEXT_OVERLAP '@'
 
 typedef struct {
     const char *name;        /* legend text */
@@ -27,22 +41,44 @@ typedef struct {
     const char *y_label;
     const PlotSeries *series;
     int n_series;
+    int mark_epoch;          /* > 0: a dashed vertical line at this epoch (PNG only) */
+    const char *mark_label;  /* its legend text */
 } PlotPanel;
 
 /* Panels side by side in one PNG of width x height pixels, each with axes,
- * numbered ticks, axis labels, title and legend. Atomic write.
- * Returns 0, or -1 with a message. */
+ * numbered ticks (the first and last epoch always), axis labels, title and
+ * legend. Atomic write. Returns 0, or -1 with a message. */
 int plot_panels_png(const char *path, const PlotPanel *panels, int n_panels, int width, int height,
                     char *err, size_t errlen);
 
-/* A labelled heatmap of values (rows, cols) with a colour scale. Labels may be
- * NULL (then indices are drawn). Size is chosen from the grid and returned in
- * *width_out and *height_out when non-NULL. Atomic write. */
+typedef enum { PLOT_MAP_SEQUENTIAL, PLOT_MAP_DIVERGING } PlotColormap;
+
+/* The colour of t: sequential t in [0, 1] (low to high); diverging t in
+ * [-1, 1] (negative blue, 0 white, positive red). Clamped; NaN as 0. */
+uint32_t plot_colormap(PlotColormap map, double t);
+
+typedef struct {
+    const float *values;      /* (rows, cols) */
+    int rows, cols;
+    const char *const *row_labels, *const *col_labels; /* NULL: indices */
+    const char *title;
+    const char *row_title, *col_title; /* axis titles (left, bottom), NULL for none */
+    PlotColormap colormap;    /* sequential: min..max; diverging: -m..m, m = max |value| */
+} PlotHeatmap;
+
+/* A labelled heatmap with a colour bar. Size is chosen from the grid and
+ * returned in *width_out and *height_out when non-NULL. Atomic write.
+ * Returns 0, or -1 with a message. */
+int plot_heatmap(const char *path, const PlotHeatmap *map, int *width_out, int *height_out, char *err,
+                 size_t errlen);
+/* plot_heatmap with the sequential map and no axis titles. */
 int plot_heatmap_png(const char *path, const float *values, int rows, int cols,
                      const char *const *row_labels, const char *const *col_labels, const char *title,
                      int *width_out, int *height_out, char *err, size_t errlen);
 
-/* A text line chart of the series (like the PNG panel) in width x height cells. */
+/* A text line chart of the series (like the PNG panel) in width x height
+ * cells; a cell two series share shows PLOT_TEXT_OVERLAP, and the legend
+ * then says so. */
 void plot_text_chart(FILE *out, const PlotPanel *panel, int width, int height);
 /* A text heatmap: one shade character per cell, values in [0, 1]. */
 void plot_text_heatmap(FILE *out, const float *values, int rows, int cols,

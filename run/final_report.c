@@ -9,6 +9,16 @@
 #include "report/curves.h"
 #include "run/rundir.h"
 
+/* The same picture under a second name. */
+static int copy_picture(const char *from, const char *to, char *err, size_t errlen) {
+    size_t len = 0;
+    unsigned char *data = read_file(from, &len, err, errlen);
+    if (!data) return ERR_RUNTIME;
+    int rc = atomic_write(to, data, len, err, errlen) == 0 ? EXIT_OK : ERR_RUNTIME;
+    free(data);
+    return rc;
+}
+
 int final_report(Model *m, const Corpus *c, const char *dir, const EpochRecord *history, int n_history,
                  const FinalReportOptions *opt, double *val_acc, double *test_acc, char *err, size_t errlen) {
     char *text = NULL;
@@ -18,15 +28,19 @@ int final_report(Model *m, const Corpus *c, const char *dir, const EpochRecord *
     if (n_history > 0) curves_text_chart(out, history, n_history, c->has_val);
     fprintf(out, "\nrun %s: weights of epoch %d (%s)\n", dir, opt->restored_best ? opt->best_epoch : n_history,
             opt->restored_best ? "best validation loss, restored" : "last epoch");
-    char png[4096];
+    /* confusion.png: validation (or, without it, the test set or the training
+     * data); confusion_test.png: the test set, whenever there is one */
+    char png[4096], test_png[4096];
     rundir_path(png, sizeof png, dir, "confusion.png");
+    rundir_path(test_png, sizeof test_png, dir, "confusion_test.png");
     *val_acc = *test_acc = 0;
     int rc = EXIT_OK;
     if (c->has_val)
         rc = evaluation_report(m, &c->enc_val, &c->labels, "validation", out, val_acc, png, err, errlen);
     if (rc == EXIT_OK && c->has_test)
-        rc = evaluation_report(m, &c->enc_test, &c->labels, "test", out, test_acc, c->has_val ? NULL : png, err,
-                               errlen);
+        rc = evaluation_report(m, &c->enc_test, &c->labels, "test", out, test_acc, test_png, err, errlen);
+    if (rc == EXIT_OK && c->has_test && !c->has_val)
+        rc = copy_picture(test_png, png, err, errlen);
     if (rc == EXIT_OK && !c->has_val && !c->has_test)
         rc = evaluation_report(m, &c->enc_train, &c->labels, "training data (no validation set)", out, val_acc, png,
                                err, errlen);
@@ -37,7 +51,7 @@ int final_report(Model *m, const Corpus *c, const char *dir, const EpochRecord *
         rundir_path(path, sizeof path, dir, "report.txt");
         if (atomic_write(path, text, text_len, err, errlen) != 0) rc = ERR_RUNTIME;
         if (!opt->quiet) printf("\nwrote %s/{model.safetensors,state.safetensors,metrics.csv,curves.png,confusion.png,"
-                                "report.txt,run.json}\n", dir);
+                                "%sreport.txt,run.json}\n", dir, c->has_test ? "confusion_test.png," : "");
     }
     free(text);
     return rc;

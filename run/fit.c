@@ -338,7 +338,8 @@ static int write_epoch_files(Trainer *t, int epoch, int improved, char *err, siz
     rundir_path(path, sizeof path, t->dir, "metrics.csv");
     if (metrics_csv_write(path, p->history, p->n_history, t->corpus.has_val, err, errlen) != 0) return ERR_RUNTIME;
     rundir_path(path, sizeof path, t->dir, "curves.png");
-    if (curves_write_png(path, p->history, p->n_history, t->corpus.has_val, err, errlen) != EXIT_OK)
+    if (curves_write_png(path, p->history, p->n_history, t->corpus.has_val, t->best_params ? p->best_epoch : 0, err,
+                         errlen) != EXIT_OK)
         return ERR_RUNTIME;
     if (!t->best_params || improved) {
         rundir_path(path, sizeof path, t->dir, "model.safetensors");

@@ -77,6 +77,21 @@ read -r w h train_px val_px non_white < <($PNGCHECK "$tmp/run/curves.png" 1F77B4
     && pass "curves.png has train ($train_px px) and val ($val_px px) curves" \
     || fail "curves.png pixels: train ${train_px:-?} val ${val_px:-?} non-white ${non_white:-?}"
 $PNGCHECK "$tmp/run/confusion.png" > /dev/null && pass "confusion.png decodes" || fail "confusion.png does not decode"
+[ ! -e "$tmp/run/confusion_test.png" ] && pass "no confusion_test.png without --test" || fail "confusion_test.png without --test"
+# with --test: confusion_test.png besides the validation one
+$TRAIN "$tmp/train.tsv" --val "$tmp/val.tsv" --test "$tmp/val.tsv" --out "$tmp/tested" --epochs 1 "${TINY[@]}" \
+    > "$tmp/tested.txt" 2>&1
+$PNGCHECK "$tmp/tested/confusion_test.png" > /dev/null && $PNGCHECK "$tmp/tested/confusion.png" > /dev/null \
+    && pass "--test writes confusion_test.png and confusion.png" || fail "confusion_test.png missing with --test"
+grep -q 'confusion_test.png' "$tmp/tested.txt" && pass "the wrote line names confusion_test.png" \
+    || fail "the wrote line omits confusion_test.png"
+# pictures without a TrueType font: the bitmap font, one note on stderr
+$TRAIN trace --model "$tmp/run" "a x b y" --png "$tmp/fontless" > /dev/null 2> "$tmp/font.err"
+TRAIN_FONT=/nonexistent.ttf $TRAIN trace --model "$tmp/run" "a x b y" --png "$tmp/fontless" > /dev/null 2> "$tmp/nofont.err"
+rc=$?
+[ $rc -eq 0 ] && [ "$(grep -c '^note: pictures use the built-in ASCII font' "$tmp/nofont.err")" = 1 ] \
+    && [ -s "$tmp/fontless/attention_l1_h1.png" ] && ! grep -q note "$tmp/font.err" \
+    && pass "without a font: bitmap text, one note" || fail "font fallback (exit $rc): $(cat "$tmp/nofont.err")"
 
 # 4. no carriage returns when stdout is not a terminal
 if grep -q $'\r' "$tmp/out.txt"; then fail "carriage return in redirected output"; else pass "no carriage returns in a pipe"; fi
