@@ -16,7 +16,8 @@
 #include "run/rundir.h"
 #include "run/signals.h"
 
-static const char *const SUBCOMMANDS[] = {"fit", "eval", "predict", "trace", "reproduce", "diff", "compare-pe"};
+static const char *const SUBCOMMANDS[] = {"fit", "eval", "predict", "trace", "reproduce", "diff", "compare-pe",
+                                           "pretrain"};
 
 /* Options that may change when a run is resumed; the rest shape the model or data. */
 static const char *const RESUMABLE[] = {"epochs", "threads", "quiet", "patience", "stop-after", "resume"};
@@ -74,8 +75,11 @@ static int train_command(const DistContext *dist, const Options *o, int argc, ch
         return EXIT_USAGE;
     }
     char dir[4096];
+    /* TODO(rundir lock): when rundir_claim-style locking and auto-numbering are
+     * merged, claim dir here for classification and pretraining alike (a
+     * pretrain run's default is runs/<data-name>-pretrain). */
     if (o->out_dir && *o->out_dir) snprintf(dir, sizeof dir, "%s", o->out_dir);
-    else rundir_default(o->args[0], "", dir, sizeof dir);
+    else rundir_default(o->args[0], options_pretrain(o) ? "-pretrain" : "", dir, sizeof dir);
     char err[1024] = "";
     int rc = fit(dist, o, o->args[0], dir, 0, argc, argv, NULL, err, sizeof err);
     return report_fit_error(dist, rc, err);
@@ -84,7 +88,7 @@ static int train_command(const DistContext *dist, const Options *o, int argc, ch
 /* MPI: only training is split over ranks; the other commands run on rank 0
  * alone (it trains as one process in reproduce and compare-pe). */
 static int other_ranks_idle(const DistContext *dist, const char *command) {
-    if (dist->size == 1 || strcmp(command, "fit") == 0) return 0;
+    if (dist->size == 1 || strcmp(command, "fit") == 0 || strcmp(command, "pretrain") == 0) return 0;
     if (dist->rank == 0)
         fprintf(stderr, "note: only training is split over MPI ranks; '%s' runs on rank 0 alone\n", command);
     return dist->rank != 0;
@@ -116,6 +120,20 @@ static int run_command(const DistContext *dist, int argc, char **argv) {
     Options o;
     options_defaults(&o);
     int rc = options_parse(&o, argc, argv, first);
+    if (rc == 0 && strcmp(command, "pretrain") == 0) {
+        /* ./train pretrain TEXTS is training with --task pretrain, which run.json
+         * records so that --resume continues it as pretraining */
+        if (options_given(&o, "task") && !options_pretrain(&o)) {
+            options_free(&o);
+            return cli_usage_error("./train pretrain takes no --task");
+        }
+        char err[256];
+        if (!(o.resume_dir && *o.resume_dir) && options_set(&o, options_find("task"), "pretrain", err, sizeof err)) {
+            options_free(&o);
+            return cli_report(EXIT_RUNTIME, err);
+        }
+        command = "fit";
+    }
     if (rc == 0 && other_ranks_idle(dist, command)) {
         options_free(&o);
         return EXIT_OK;

@@ -16,6 +16,11 @@
 #define MLM_MASK_P 0.8      /* a selected token becomes [MASK] ... */
 #define MLM_RANDOM_P 0.1    /* ... or a uniformly random non-special token, else stays */
 #define MLM_MAX_POSITIONS 65536   /* the key's room for positions of one sequence */
+/* Generator sites of the masks: training batches (keyed by their step) and
+ * the held-out split (step 0, the same positions every epoch). Apart from
+ * the model's dropout sites (below 1000000, above 100 per layer). */
+#define MLM_SITE_TRAIN 900001
+#define MLM_SITE_HELDOUT 900002
 
 /* Masks B sequences of length T (rows padded with [PAD]): every token that
  * is not one of the 5 specials is selected with probability MLM_SELECT_P,

@@ -23,7 +23,9 @@ static void report_leakage(const TextDataset *train, const TextDataset *other, c
 
 static int encode(const TextDataset *d, const Corpus *c, int max_len, EncodedDataset *out, const char *what,
                   FILE *log, char *err, size_t errlen) {
-    int rc = encode_dataset(d, &c->vocab, c->tokenizer, &c->labels, max_len, out, err, errlen);
+    /* pretraining texts have no classes: no labels to map */
+    const LabelSet *labels = c->labels.n > 0 ? &c->labels : NULL;
+    int rc = encode_dataset(d, &c->vocab, c->tokenizer, labels, max_len, out, err, errlen);
     if (rc != EXIT_OK) return rc;
     if (out->n_truncated > 0 && log)
         fprintf(log, "note: %d of %d %s examples are longer than --max-len %d and were truncated\n",
@@ -101,8 +103,9 @@ int corpus_prepare(Corpus *c, const Options *o, const char *train_path, FILE *lo
     if (tokenizer_parse(o->tokenizer, &c->tokenizer) != 0)
         return fail(err, errlen, ERR_INPUT, "--tokenizer must be word, char or bpe");
     TextDataset all;
-    if ((rc = dataset_read(train_path, &all, err, errlen)) != EXIT_OK) return rc;
-    warn_label_column(&all, log);
+    int pretrain = options_pretrain(o);
+    if ((rc = (pretrain ? dataset_read_texts : dataset_read)(train_path, &all, err, errlen)) != EXIT_OK) return rc;
+    if (!pretrain) warn_label_column(&all, log);
     if (o->val_path && *o->val_path) {
         c->train = all;
         if ((rc = dataset_read(o->val_path, &c->val, err, errlen)) != EXIT_OK) return rc;
@@ -120,7 +123,10 @@ int corpus_prepare(Corpus *c, const Options *o, const char *train_path, FILE *lo
         c->has_test = 1;
     }
     labels_build(&c->labels, &c->train);
-    if (c->labels.n < 2) {
+    if (pretrain) {   /* the texts' labels mean nothing: the model has none */
+        labels_free(&c->labels);
+        memset(&c->labels, 0, sizeof c->labels);
+    } else if (c->labels.n < 2) {
         return fail(err, errlen, ERR_INPUT, "%s: only one class ('%s') in the training data; a classifier needs at "
                     "least two", train_path, c->labels.n ? c->labels.names[0] : "");
     }

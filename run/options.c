@@ -53,6 +53,8 @@ const OptionSpec OPTION_TABLE[] = {
     {"model", OPT_STRING, OFF(model_dir), "", 0, 0, NULL, "eval/predict/trace: the run directory to load", 0},
     {"probs", OPT_FLAG, OFF(probs), "0", 0, 1, NULL, "predict: also print every class probability", 0},
     {"png", OPT_STRING, OFF(png_dir), "", 0, 0, NULL, "trace: write attention and PE heatmaps here", 0},
+    {"task", OPT_CHOICE, OFF(task), "classify", 0, 0, "classify|pretrain", "what the run trains; ./train pretrain TEXTS sets pretrain (masked tokens)", 1},
+    {"init", OPT_STRING, OFF(init_dir), "", 0, 0, NULL, "start from a pretrain run: its tokenizer, embeddings and encoder, a fresh head", 1},
     {"untrained", OPT_FLAG, OFF(untrained), "0", 0, 1, NULL, "trace: use a freshly initialised model", 0},
 };
 const int OPTION_COUNT = (int)(sizeof OPTION_TABLE / sizeof OPTION_TABLE[0]);
@@ -61,6 +63,8 @@ _Static_assert(sizeof OPTION_TABLE / sizeof OPTION_TABLE[0] <= 64, "the 'given' 
 
 static void *field(Options *o, const OptionSpec *s) { return (char *)o + s->offset; }
 static const void *cfield(const Options *o, const OptionSpec *s) { return (const char *)o + s->offset; }
+
+int options_pretrain(const Options *o) { return o->task && strcmp(o->task, "pretrain") == 0; }
 
 const OptionSpec *options_find(const char *name) {
     for (int i = 0; i < OPTION_COUNT; i++)
@@ -320,6 +324,8 @@ void options_help(FILE *out) {
             "  ./train compare-pe DATA.tsv [options]      train with and without positional encoding\n"
             "  ./train reproduce RUN [--out NEW]          re-run a recorded run, diff the trace\n"
             "  ./train diff    RUN_A RUN_B                two runs' configs and traces side by side\n"
+            "  ./train pretrain TEXTS [options]           masked-token pretraining on unlabelled texts; then\n"
+            "                                             ./train DATA.tsv --init RUN fine-tunes a classifier\n"
             "  ./train --help                             this text\n"
             "\n"
             "DATA is UTF-8 TSV (label<TAB>text per line) or CSV with label and text columns.\n"
