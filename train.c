@@ -11,6 +11,7 @@
 #include "cli/commands.h"
 #include "run/dist.h"
 #include "run/fit.h"
+#include "run/init.h"
 #include "run/options.h"
 #include "run/record.h"
 #include "run/rundir.h"
@@ -67,7 +68,7 @@ static int resume(const DistContext *dist, const Options *given, int argc, char 
     return report_fit_error(dist, rc, err);
 }
 
-static int train_command(const DistContext *dist, const Options *o, int argc, char **argv) {
+static int train_command(const DistContext *dist, Options *o, int argc, char **argv) {
     if (o->resume_dir && *o->resume_dir) return resume(dist, o, argc, argv);
     if (o->n_args != 1) {
         fprintf(stderr, "error: %s (see ./train --help)\n",
@@ -81,7 +82,10 @@ static int train_command(const DistContext *dist, const Options *o, int argc, ch
     if (o->out_dir && *o->out_dir) snprintf(dir, sizeof dir, "%s", o->out_dir);
     else rundir_default(o->args[0], options_pretrain(o) ? "-pretrain" : "", dir, sizeof dir);
     char err[1024] = "";
-    int rc = fit(dist, o, o->args[0], dir, 0, argc, argv, NULL, err, sizeof err);
+    /* --init RUN: the model options become RUN's (run.json records them) */
+    int rc = init_adopt_options(o, err, sizeof err);
+    if (rc != EXIT_OK) return report_fit_error(dist, rc, err);
+    rc = fit(dist, o, o->args[0], dir, 0, argc, argv, NULL, err, sizeof err);
     return report_fit_error(dist, rc, err);
 }
 

@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "run/saved_model.h"
+
 #define LEAK_EXAMPLES 3
 #define AUTO_COVERAGE 0.99   /* --max-len auto holds this share of the training sequences */
 #define AUTO_MULTIPLE 8      /* ... rounded up to a multiple of this */
@@ -130,8 +132,20 @@ int corpus_prepare(Corpus *c, const Options *o, const char *train_path, FILE *lo
         return fail(err, errlen, ERR_INPUT, "%s: only one class ('%s') in the training data; a classifier needs at "
                     "least two", train_path, c->labels.n ? c->labels.names[0] : "");
     }
-    if ((rc = vocab_build(&c->vocab, c->tokenizer, &c->train, o->vocab_size, o->min_freq, err, errlen)) != EXIT_OK)
+    if (o->init_dir && *o->init_dir) {
+        /* --init: the pretrain run's tokenizer and vocabulary, which its embeddings index */
+        SavedModel s;
+        char why[1024];
+        if (saved_model_load(o->init_dir, 1, &s, why, sizeof why) != EXIT_OK)
+            return fail(err, errlen, ERR_INPUT, "--init %s: %s", o->init_dir, why);
+        c->tokenizer = s.tokenizer;
+        c->vocab = s.vocab;
+        memset(&s.vocab, 0, sizeof s.vocab);
+        saved_model_free(&s);
+    } else if ((rc = vocab_build(&c->vocab, c->tokenizer, &c->train, o->vocab_size, o->min_freq, err, errlen)) !=
+               EXIT_OK) {
         return rc;
+    }
     if (c->has_val) report_leakage(&c->train, &c->val, "validation", log);
     if (c->has_test) report_leakage(&c->train, &c->test, "test", log);
     c->max_len = o->max_len;

@@ -22,6 +22,7 @@
 #include "run/corpus.h"
 #include "run/evaluate.h"
 #include "run/final_report.h"
+#include "run/init.h"
 #include "run/record.h"
 #include "run/rundir.h"
 #include "run/saved_model.h"
@@ -71,6 +72,7 @@ static int build_model(Trainer *t, char *err, size_t errlen) {
     t->model = model_create(&cfg, rows, err, errlen);
     if (!t->model) return ERR_RUNTIME;
     model_init(t->model, (uint64_t)o->seed);
+    if (o->init_dir && *o->init_dir) return init_load_encoder(t->model, o->init_dir, err, errlen);
     return EXIT_OK;
 }
 
