@@ -19,6 +19,10 @@ static void predict_batch(SavedModel *run, char **texts, int n, int probs, int *
     }
     for (int i = 0; i < n; i++)
         for (int t = 0; t < T; t++) tokens[i * T + t] = t < lengths[i] ? ids[(long)i * max_len + t] : TOKEN_PAD;
+    if (model_is_mlm(&m->cfg)) {   /* a pretrain run: what fills each [MASK] */
+        cli_print_mask_fills(stdout, run, tokens, n, T, 0);
+        return;
+    }
     ForwardOptions eval = {.training = 0};
     model_forward(m, tokens, NULL, n, T, &eval);
     for (int i = 0; i < n; i++) {
