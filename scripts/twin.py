@@ -550,7 +550,8 @@ def cmd_bench(args):
         print("twin.py bench: d-model must be a multiple of heads", file=sys.stderr)
         return 2
     cfg = {"vocab_size": args.vocab, "max_len": args.seq, "d_model": args.d_model,
-           "heads": args.heads, "layers": args.layers, "d_ff": args.d_ff, "n_classes": args.classes,
+           "heads": args.heads, "layers": args.layers, "d_ff": args.d_ff,
+           "n_classes": 0 if args.mlm else args.classes,
            "dropout": args.dropout, "activation": args.activation, "norm": args.norm,
            "pool": args.pool, "pe": args.pe, "emb_scale": math.sqrt(args.d_model)}
     model = Twin(cfg).train()
@@ -558,12 +559,26 @@ def cmd_bench(args):
     low = min(N_SPECIAL, args.vocab - 1)
     tokens = torch.randint(low, args.vocab, (args.batch, args.seq))
     labels = torch.randint(0, args.classes, (args.batch,))
+
+    def step():
+        if not args.mlm:
+            return train_step(model, opt, tokens, labels, None, 1.0)
+        # SPEC 4b masking, drawn afresh each step as the C side does; the head
+        # runs on the selected positions only (the fastest form)
+        select = torch.rand(tokens.shape) < 0.15
+        kind = torch.rand(tokens.shape)
+        masked = torch.where(select & (kind < 0.8), torch.full_like(tokens, MASK), tokens)
+        masked = torch.where(select & (kind >= 0.8) & (kind < 0.9),
+                             torch.randint(low, args.vocab, tokens.shape), masked)
+        targets = torch.where(select, tokens, torch.full_like(tokens, -1))
+        return mlm_train_step(model, opt, masked, targets, 1.0)
+
     for _ in range(args.warmup):
-        train_step(model, opt, tokens, labels, None, 1.0)
+        step()
     times = []
     for _ in range(args.steps):
         start = time.perf_counter()
-        train_step(model, opt, tokens, labels, None, 1.0)
+        step()
         times.append(time.perf_counter() - start)
     elapsed = sum(times)
     print(json.dumps({"ms_per_step": 1000.0 * elapsed / args.steps,
@@ -673,6 +688,7 @@ def main(argv):
                           ("threads", 1), ("steps", 20), ("warmup", 3), ("seed", 0)):
         p.add_argument("--" + name, type=int, default=default)
     p.add_argument("--dropout", type=float, default=0.1)
+    p.add_argument("--mlm", action="store_true", help="pretraining steps: masked batches, the tied MLM head")
     p.add_argument("--activation", choices=["relu", "gelu"], default="relu")
     p.add_argument("--norm", choices=["post", "pre"], default="post")
     p.add_argument("--pool", choices=["mean", "cls"], default="mean")
