@@ -223,6 +223,23 @@ for seq in $SEQS; do
     printf "$fmt2" "$seq" "$batch" "$(num 2 "$ms")" "$(num 2 "$us")" "$(num 0 "$toks")" "$(num 1 "$gf")" "$(num 2 "$tus")"
     echo "$seq,$batch,$ms,$us,$toks,$gf,$tus" >>"$SEQ_CSV"
 done
+
+# ---------------------------------------------------------- pretraining (SPEC 4b)
+echo
+echo "Pretraining step (15% masked, tied MLM head, dropout 0.1), small config with vocabulary 8000, $TARGET_THREADS threads:"
+json=$(OMP_NUM_THREADS=$TARGET_THREADS "$TOOL" --config small --vocab 8000 --mlm 1 --steps "$(steps_for small)" \
+       --warmup "$WARMUP")
+ptoks=$(json_get tokens_per_s "$json")
+ttoks="-"; pratio="-"
+if [ $HAVE_TORCH = 1 ]; then
+    ttoks=$(torch_bench small $TARGET_THREADS 0.1 --vocab 8000 --mlm)
+    [ "$ttoks" != "-" ] && pratio=$(calc "$ptoks / $ttoks")
+fi
+printf "  C %s tokens/s, PyTorch (same model and head, selected rows only) %s tokens/s: %sx %s\n" \
+    "$(num 0 "$ptoks")" "$(num 0 "$ttoks")" "$(num 2 "$pratio")" \
+    "$( [ "$pratio" = "-" ] && echo "" || mark "$pratio >= 2" )"
+echo "pretrain,$TARGET_THREADS,$(json_get ms_per_step "$json"),$ptoks,,,,,,,$ttoks,,$pratio," >>"$CSV"
+
 echo
 if command -v mpirun >/dev/null 2>&1 && ./train --version 2>/dev/null | grep -q 'mpi: yes'; then
     bash scripts/bench-mpi.sh
