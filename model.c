@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "nn/mlm.h"
 #include "base/rng.h"
 #include "nn/layers.h"
 #include "nn/threads.h"
@@ -66,6 +67,14 @@ struct ModelActs {
     /* parameter offsets */
     size_t embedding, pos_embedding, final_norm_w, final_norm_b, head_w, head_b;
     LayerParams *layer_params;
+    /* The MLM head (n_classes 0, SPEC 4b), on the mlm_n selected rows only:
+     * h = encoder output rows, pre = W h + b, act = gelu(pre),
+     * out = LayerNorm(act), probs = softmax(out E^T + bias) (logits in place). */
+    int mlm_n;
+    int *mlm_rows, *mlm_targets;        /* (B*T) row in the batch, target id */
+    float *mlm_h, *mlm_pre, *mlm_act, *mlm_out, *mlm_mean, *mlm_rstd, *mlm_probs, *mlm_row_loss;
+    float *d_mlm_a, *d_mlm_b;           /* (B*T, d) backward scratch */
+    size_t mlm_dense_w, mlm_dense_b, mlm_norm_w, mlm_norm_b, mlm_bias;
 };
 
 /* ---------------------------------------------------------------- config */
@@ -92,7 +101,7 @@ int model_config_check(const ModelConfig *cfg, char *err, size_t errlen) {
         check_range("heads", cfg->n_heads, 1, MAX_DIM, err, errlen) ||
         check_range("d_ff", cfg->d_ff, 1, MAX_DIM, err, errlen) ||
         check_range("layers", cfg->n_layers, 1, 1000, err, errlen) ||
-        check_range("number of classes", cfg->n_classes, 2, 1 << 16, err, errlen))
+        (cfg->n_classes != 0 && check_range("number of classes", cfg->n_classes, 2, 1 << 16, err, errlen)))
         return -1;
     if (cfg->d_model % cfg->n_heads != 0) {
         snprintf(err, errlen, "d_model %d is not divisible by heads %d", cfg->d_model, cfg->n_heads);
@@ -165,6 +174,15 @@ static void layout_params(Model *m, ModelActs *a) {
         a->final_norm_w = add_tensor(m, "encoder.norm.weight", d, 0, 0);
         a->final_norm_b = add_tensor(m, "encoder.norm.bias", d, 0, 0);
     }
+    if (model_is_mlm(c)) {
+        /* the tied projection's matrix is embedding.weight */
+        a->mlm_dense_w = add_tensor(m, "mlm.dense.weight", d, d, 1);
+        a->mlm_dense_b = add_tensor(m, "mlm.dense.bias", d, 0, 0);
+        a->mlm_norm_w = add_tensor(m, "mlm.norm.weight", d, 0, 0);
+        a->mlm_norm_b = add_tensor(m, "mlm.norm.bias", d, 0, 0);
+        a->mlm_bias = add_tensor(m, "mlm.bias", c->vocab_size, 0, 0);
+        return;
+    }
     a->head_w = add_tensor(m, "head.weight", c->n_classes, d, 1);
     a->head_b = add_tensor(m, "head.bias", c->n_classes, 0, 0);
 }
@@ -207,6 +225,13 @@ static size_t layout_acts(ModelActs *a, const ModelConfig *c, int max_batch, flo
     TAKE(a->d_stream, N * d); TAKE(a->d_stream2, N * d); TAKE(a->d_ln, N * d);
     TAKE(a->d_proj, N * d); TAKE(a->d_heads, N * d); TAKE(a->d_qkv, 3 * N * d);
     TAKE(a->d_ff_a, N * f);
+    if (model_is_mlm(c)) {   /* room for every position selected */
+        size_t V = c->vocab_size;
+        TAKE(a->mlm_h, N * d); TAKE(a->mlm_pre, N * d); TAKE(a->mlm_act, N * d); TAKE(a->mlm_out, N * d);
+        TAKE(a->mlm_mean, N); TAKE(a->mlm_rstd, N); TAKE(a->mlm_row_loss, N);
+        TAKE(a->mlm_probs, N * V);
+        TAKE(a->d_mlm_a, N * d); TAKE(a->d_mlm_b, N * d);
+    }
 #undef TAKE
     return used;
 }
@@ -217,6 +242,7 @@ static size_t count_params(const ModelConfig *c) {
     size_t n = (size_t)c->vocab_size * d + per_layer * c->n_layers + (size_t)c->n_classes * (d + 1);
     if (c->pe == PE_LEARNED) n += (size_t)c->max_len * d;
     if (c->norm == NORM_PRE) n += 2 * d;
+    if (model_is_mlm(c)) n += d * d + 3 * d + (size_t)c->vocab_size;
     return n;
 }
 
@@ -229,7 +255,8 @@ size_t model_memory_bytes(const ModelConfig *c, int max_batch) {
                     (double)c->max_len * d + (double)c->n_classes * (d + 1) + 2 * d;
     double floats = 4 * params + c->n_layers * per_layer_acts + N * (13 * d + f + 2) + att +
                     (double)max_batch * (2 * d + 4 * c->n_classes) + (double)c->max_len * d;
-    double bytes = floats * sizeof(float) + N * sizeof(int) * 2;
+    if (model_is_mlm(c)) floats += 4 * (d * d + 3 * d + c->vocab_size) + N * (6 * d + 3 + c->vocab_size);
+    double bytes = floats * sizeof(float) + N * sizeof(int) * 4;
     return bytes > (double)(SIZE_MAX / 2) ? SIZE_MAX / 2 : (size_t)bytes;
 }
 
@@ -271,9 +298,10 @@ Model *model_create(const ModelConfig *cfg, int max_batch, char *err, size_t err
     a->layers = calloc((size_t)cfg->n_layers, sizeof *a->layers);
     a->layer_params = calloc((size_t)cfg->n_layers, sizeof *a->layer_params);
     if (!a->layers || !a->layer_params) goto out_of_memory;
-    if (4 * cfg->n_layers + 6 > MODEL_MAX_TENSORS) {
+    /* 12 tensors a layer, and at most 2 + 2 + 5 around them */
+    if (12 * cfg->n_layers + 9 > MODEL_MAX_TENSORS) {
         snprintf(err, errlen, "layers %d is more than this build supports (%d)", cfg->n_layers,
-                 (MODEL_MAX_TENSORS - 6) / 12);
+                 (MODEL_MAX_TENSORS - 9) / 12);
         model_free(m);
         return NULL;
     }
@@ -284,9 +312,11 @@ Model *model_create(const ModelConfig *cfg, int max_batch, char *err, size_t err
     m->adam_v = calloc(m->n_params, sizeof(float));
     m->acts_floats = layout_acts(a, cfg, max_batch, NULL);
     a->arena = calloc(m->acts_floats, sizeof(float));
-    a->tokens = calloc((size_t)max_batch * cfg->max_len + max_batch, sizeof(int));
+    a->tokens = calloc((size_t)max_batch * cfg->max_len * 3 + max_batch, sizeof(int));
     if (!m->params || !m->grads || !m->adam_m || !m->adam_v || !a->arena || !a->tokens) goto out_of_memory;
     a->labels = a->tokens + (size_t)max_batch * cfg->max_len;
+    a->mlm_rows = a->labels + max_batch;
+    a->mlm_targets = a->mlm_rows + (size_t)max_batch * cfg->max_len;
     layout_acts(a, cfg, max_batch, a->arena);
     m->logits = a->logits;
     m->probs = a->probs;
@@ -334,6 +364,7 @@ void model_init(Model *m, uint64_t seed) {
 #define ENDS_WITH(s) (len >= strlen(s) && strcmp(name + len - strlen(s), s) == 0)
         if (strcmp(name, "embedding.weight") == 0) fill_normal(x, t->size, 1.0 / sqrt(c->d_model), seed, site);
         else if (strcmp(name, "pos_embedding.weight") == 0) fill_normal(x, t->size, 0.02, seed, site);
+        else if (strcmp(name, "mlm.bias") == 0) memset(x, 0, t->size * sizeof *x);   /* as BERT */
         else if (ENDS_WITH("in_proj_weight"))
             fill_uniform(x, t->size, sqrt(6.0 / (t->shape[0] + t->shape[1])), seed, site);
         else if (ENDS_WITH("in_proj_bias") || ENDS_WITH("out_proj.bias")) memset(x, 0, t->size * sizeof *x);
@@ -425,7 +456,10 @@ static const float *layer_forward(Model *m, int l, const float *x, int B, int T,
     return la->ln2_out;
 }
 
-float model_forward(Model *m, const int *tokens, const int *labels, int B, int T, const ForwardOptions *opt) {
+/* Embedding, masked dropout, the layers and (pre-norm) the final LayerNorm
+ * over tokens (B,T); returns the encoder output (B,T,d). Shared by the
+ * classifier and the MLM head. */
+static const float *encoder_forward(Model *m, const int *tokens, int B, int T, const ForwardOptions *opt) {
     const ModelConfig *c = &m->cfg;
     ModelActs *a = m->acts;
     const float *P = m->params;
@@ -438,8 +472,6 @@ float model_forward(Model *m, const int *tokens, const int *labels, int B, int T
     /* ids outside the vocabulary cannot come from the data module; map them to [UNK] */
     for (int i = 0; i < N; i++)
         a->tokens[i] = tokens[i] >= 0 && tokens[i] < c->vocab_size ? tokens[i] : TOKEN_UNK;
-    a->has_labels = labels != NULL;
-    if (labels) memcpy(a->labels, labels, sizeof(int) * B);
     a->training = opt->training;
     a->drop_seed = opt->seed;
     a->drop_step = opt->step;
@@ -459,6 +491,19 @@ float model_forward(Model *m, const int *tokens, const int *labels, int B, int T
                           P + a->final_norm_b, N, d);
         x = a->final_out;
     }
+    return x;
+}
+
+float model_forward(Model *m, const int *tokens, const int *labels, int B, int T, const ForwardOptions *opt) {
+    const ModelConfig *c = &m->cfg;
+    ModelActs *a = m->acts;
+    const float *P = m->params;
+    int d = c->d_model;
+    a->has_labels = labels != NULL && !model_is_mlm(c);
+    a->mlm_n = -1;
+    if (labels) memcpy(a->labels, labels, sizeof(int) * B);
+    const float *x = encoder_forward(m, tokens, B, T, opt);
+    if (model_is_mlm(c)) return m->loss = 0.0f;   /* no classifier head: model_forward_mlm */
     if (c->pool == POOL_MEAN) mean_pool_forward(a->pooled, x, a->tokens, B, T, d);
     else cls_pool_forward(a->pooled, x, B, T, d);
     linear_forward(a->logits, a->pooled, P + a->head_w, P + a->head_b, B, d, c->n_classes);
@@ -466,6 +511,41 @@ float model_forward(Model *m, const int *tokens, const int *labels, int B, int T
     m->loss = labels ? crossentropy_forward(a->logits, a->labels, opt->class_weights, B, c->n_classes) : 0.0f;
     return m->loss;
 }
+
+float model_forward_mlm(Model *m, const int *tokens, const int *targets, int B, int T, const ForwardOptions *opt) {
+    const ModelConfig *c = &m->cfg;
+    ModelActs *a = m->acts;
+    const float *P = m->params;
+    int N = B * T, d = c->d_model, V = c->vocab_size;
+    a->has_labels = 0;
+    a->mlm_n = 0;
+    m->loss = 0.0f;
+    if (!model_is_mlm(c)) return 0.0f;
+    const float *x = encoder_forward(m, tokens, B, T, opt);
+    int M = 0;
+    for (int i = 0; i < N; i++)
+        if (targets[i] >= 0 && targets[i] < V) {
+            a->mlm_rows[M] = i;
+            a->mlm_targets[M++] = targets[i];
+        }
+    a->mlm_n = M;
+    if (M == 0) return 0.0f;
+    long Md = (long)M * d;
+    rows_gather(a->mlm_h, x, a->mlm_rows, M, d);
+    linear_forward(a->mlm_pre, a->mlm_h, P + a->mlm_dense_w, P + a->mlm_dense_b, M, d, d);
+    gelu_forward(a->mlm_act, a->mlm_pre, Md);
+    layernorm_forward(a->mlm_out, a->mlm_mean, a->mlm_rstd, a->mlm_act, P + a->mlm_norm_w, P + a->mlm_norm_b, M, d);
+    /* tied: logits = out E^T + bias, E unscaled */
+    linear_forward(a->mlm_probs, a->mlm_out, P + a->embedding, P + a->mlm_bias, M, d, V);
+    m->loss = (float)softmax_xent_rows(a->mlm_probs, a->mlm_row_loss, a->mlm_targets, M, V);
+    return m->loss;
+}
+
+int model_mlm_count(const Model *m) { return m->acts->mlm_n > 0 ? m->acts->mlm_n : 0; }
+int model_mlm_position(const Model *m, int i) { return m->acts->mlm_rows[i]; }
+int model_mlm_target(const Model *m, int i) { return m->acts->mlm_targets[i]; }
+const float *model_mlm_probs(const Model *m, int i) { return m->acts->mlm_probs + (long)i * m->cfg.vocab_size; }
+int model_mlm_predicted(const Model *m, int i) { return row_argmax(m->acts->mlm_probs, i, m->cfg.vocab_size); }
 
 /* -------------------------------------------------------------- backward */
 
@@ -556,6 +636,41 @@ static const float *layer_input(const Model *m, int l) {
     return m->cfg.norm == NORM_PRE ? prev->resid2 : prev->ln2_out;
 }
 
+static void encoder_backward(Model *m);
+
+/* The encoder output's gradient goes here before encoder_backward. */
+static float *encoder_grad(Model *m) { return m->cfg.norm == NORM_PRE ? m->acts->d_ln : m->acts->d_stream; }
+
+/* The MLM head's backward, from the probabilities of the last
+ * model_forward_mlm; the tied projection adds to embedding.weight's
+ * gradient, which encoder_backward adds to again. */
+static void mlm_backward(Model *m) {
+    const ModelConfig *c = &m->cfg;
+    ModelActs *a = m->acts;
+    const float *P = m->params;
+    float *G = m->grads;
+    int M = a->mlm_n, d = c->d_model, V = c->vocab_size;
+    long Md = (long)M * d, Nd = (long)m->batch * m->seq_len * d;
+    model_zero_grad(m);
+    if (M <= 0) return;
+    softmax_xent_rows_backward(a->mlm_probs, a->mlm_targets, M, V);   /* now d logits */
+    zero_floats(a->d_mlm_a, Md);
+    linear_backward(a->d_mlm_a, G + a->embedding, G + a->mlm_bias, a->mlm_probs, a->mlm_out, P + a->embedding,
+                    M, d, V);
+    zero_floats(a->d_mlm_b, Md);
+    layernorm_backward(a->d_mlm_b, G + a->mlm_norm_w, G + a->mlm_norm_b, a->d_mlm_a, a->mlm_act, P + a->mlm_norm_w,
+                       a->mlm_mean, a->mlm_rstd, M, d);
+    gelu_backward_inplace(a->d_mlm_b, a->mlm_pre, Md);
+    zero_floats(a->d_mlm_a, Md);
+    linear_backward(a->d_mlm_a, G + a->mlm_dense_w, G + a->mlm_dense_b, a->d_mlm_b, a->mlm_h, P + a->mlm_dense_w,
+                    M, d, d);
+    float *d_enc = encoder_grad(m);
+    zero_floats(d_enc, Nd);
+    rows_scatter_add(d_enc, a->d_mlm_a, a->mlm_rows, M, d);
+    a->mlm_n = -1;   /* the probabilities are gradients now */
+    encoder_backward(m);
+}
+
 void model_backward(Model *m) {
     const ModelConfig *c = &m->cfg;
     ModelActs *a = m->acts;
@@ -563,6 +678,10 @@ void model_backward(Model *m) {
     float *G = m->grads;
     int B = m->batch, T = m->seq_len, N = B * T, d = c->d_model, NC = c->n_classes;
     long Nd = (long)N * d;
+    if (model_is_mlm(c)) {
+        if (a->mlm_n >= 0) mlm_backward(m);
+        return;
+    }
     if (!a->has_labels) return;
     model_zero_grad(m);
 
@@ -570,11 +689,24 @@ void model_backward(Model *m) {
     zero_floats(a->d_pooled, B * d);
     linear_backward(a->d_pooled, G + a->head_w, G + a->head_b, a->d_logits, a->pooled, P + a->head_w, B, d, NC);
 
-    /* gradient of the encoder output, in d_stream */
-    float *d_enc = c->norm == NORM_PRE ? a->d_ln : a->d_stream;
+    /* gradient of the encoder output */
+    float *d_enc = encoder_grad(m);
     zero_floats(d_enc, Nd);
     if (c->pool == POOL_MEAN) mean_pool_backward(d_enc, a->d_pooled, a->tokens, B, T, d);
     else cls_pool_backward(d_enc, a->d_pooled, B, T, d);
+    encoder_backward(m);
+}
+
+/* From the encoder output's gradient in encoder_grad(m) down to the
+ * embedding table, adding to the parameter gradients. */
+static void encoder_backward(Model *m) {
+    const ModelConfig *c = &m->cfg;
+    ModelActs *a = m->acts;
+    const float *P = m->params;
+    float *G = m->grads;
+    int B = m->batch, T = m->seq_len, N = B * T, d = c->d_model;
+    long Nd = (long)N * d;
+    const float *d_enc = encoder_grad(m);
     if (c->norm == NORM_PRE) {
         const float *last = layer_input(m, c->n_layers);
         zero_floats(a->d_stream, Nd);

@@ -23,7 +23,7 @@ typedef struct {
     int n_heads;
     int d_ff;
     int n_layers;
-    int n_classes;
+    int n_classes;    /* 0: a pretraining model, the MLM head of SPEC 4b instead of the classifier's */
     float dropout;
     Activation activation;
     NormPlacement norm;
@@ -80,6 +80,10 @@ typedef struct {
     const float *class_weights; /* (n_classes) or NULL for the plain mean */
 } ForwardOptions;
 
+/* 1 for a pretraining model (n_classes 0): tensors mlm.dense.weight|bias,
+ * mlm.norm.weight|bias and mlm.bias instead of head.weight|bias. */
+static inline int model_is_mlm(const ModelConfig *cfg) { return cfg->n_classes == 0; }
+
 /* Checks a config; on failure writes a message naming the option and returns -1. */
 int model_config_check(const ModelConfig *cfg, char *err, size_t errlen);
 /* Default config values (used by the command line and the tests). */
@@ -100,8 +104,24 @@ const ParamTensor *model_find_tensor(const Model *model, const char *name);
 float model_forward(Model *model, const int *tokens, const int *labels, int B, int T,
                     const ForwardOptions *opt);
 /* Gradients of the last training forward's loss, written (not accumulated) into grads.
- * The forward must have had labels. */
+ * The forward must have had labels (classifier) or be model_forward_mlm's. */
 void model_backward(Model *model);
+
+/* Masked-language-model forward (pretraining models only): tokens (B,T) are
+ * the corrupted ids, targets (B,T) the original id at each selected position
+ * and -1 elsewhere (nn/mlm.h's mlm_mask makes both). The head runs on the
+ * selected positions only. Returns the mean cross-entropy over them (0 when
+ * none), also in model->loss. model_backward then gives its gradients. */
+float model_forward_mlm(Model *model, const int *tokens, const int *targets, int B, int T,
+                        const ForwardOptions *opt);
+/* The selected positions of the last model_forward_mlm, in row-major order:
+ * their count, row b*T+t, target id, vocabulary probabilities (vocab_size)
+ * and most probable id (lowest on a tie). Valid until model_backward. */
+int model_mlm_count(const Model *model);
+int model_mlm_position(const Model *model, int i);
+int model_mlm_target(const Model *model, int i);
+const float *model_mlm_probs(const Model *model, int i);
+int model_mlm_predicted(const Model *model, int i);
 /* The predicted class of row b of the last forward: the most probable one,
  * the lowest index on a tie. eval, predict and trace all use this. */
 int model_predicted_class(const Model *model, int b);

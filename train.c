@@ -13,6 +13,7 @@
 #include "cli/usage.h"
 #include "run/dist.h"
 #include "run/fit.h"
+#include "run/init.h"
 #include "run/options.h"
 #include "run/record.h"
 #include "run/rundir.h"
@@ -66,7 +67,7 @@ static int resume(const DistContext *dist, const Options *given, int argc, char 
     return report_fit_error(dist, rc, err);
 }
 
-static int train_command(const DistContext *dist, const Options *o, int argc, char **argv) {
+static int train_command(const DistContext *dist, Options *o, int argc, char **argv) {
     if (o->resume_dir && *o->resume_dir) return resume(dist, o, argc, argv);
     if (o->n_args != 1) {
         fprintf(stderr, "error: %s (see ./train --help)\n",
@@ -74,17 +75,23 @@ static int train_command(const DistContext *dist, const Options *o, int argc, ch
         return EXIT_USAGE;
     }
     char dir[4096];
+    /* TODO(rundir lock): when rundir_claim-style locking and auto-numbering are
+     * merged, claim dir here for classification and pretraining alike (a
+     * pretrain run's default is runs/<data-name>-pretrain). */
     if (o->out_dir && *o->out_dir) snprintf(dir, sizeof dir, "%s", o->out_dir);
-    else rundir_default(o->args[0], "", dir, sizeof dir);
+    else rundir_default(o->args[0], options_pretrain(o) ? "-pretrain" : "", dir, sizeof dir);
     char err[1024] = "";
-    int rc = fit(dist, o, o->args[0], dir, 0, argc, argv, NULL, err, sizeof err);
+    /* --init RUN: the model options become RUN's (run.json records them) */
+    int rc = init_adopt_options(o, err, sizeof err);
+    if (rc != EXIT_OK) return report_fit_error(dist, rc, err);
+    rc = fit(dist, o, o->args[0], dir, 0, argc, argv, NULL, err, sizeof err);
     return report_fit_error(dist, rc, err);
 }
 
 /* MPI: only training is split over ranks; the other commands run on rank 0
  * alone (it trains as one process in reproduce and compare-pe). */
 static int other_ranks_idle(const DistContext *dist, const char *command) {
-    if (dist->size == 1 || strcmp(command, "fit") == 0) return 0;
+    if (dist->size == 1 || strcmp(command, "fit") == 0 || strcmp(command, "pretrain") == 0) return 0;
     if (dist->rank == 0)
         fprintf(stderr, "note: only training is split over MPI ranks; '%s' runs on rank 0 alone\n", command);
     return dist->rank != 0;
@@ -146,6 +153,20 @@ static int run_command(const DistContext *dist, int argc, char **argv) {
     options_defaults(&o);
     int rc = options_parse(&o, argc, argv, first);
     if (rc == 0) rc = usage_check_options(spec, &o);
+    if (rc == 0 && strcmp(command, "pretrain") == 0) {
+        /* ./train pretrain TEXTS is training with --task pretrain, which run.json
+         * records so that --resume continues it as pretraining */
+        if (options_given(&o, "task") && !options_pretrain(&o)) {
+            options_free(&o);
+            return cli_usage_error("./train pretrain takes no --task");
+        }
+        char err[256];
+        if (!(o.resume_dir && *o.resume_dir) && options_set(&o, options_find("task"), "pretrain", err, sizeof err)) {
+            options_free(&o);
+            return cli_report(EXIT_RUNTIME, err);
+        }
+        command = "fit";
+    }
     if (rc == 0 && other_ranks_idle(dist, command)) {
         options_free(&o);
         return EXIT_OK;

@@ -4,7 +4,10 @@
 #ifndef CLI_COMMANDS_H
 #define CLI_COMMANDS_H
 
+#include <stdio.h>
+
 #include "run/options.h"
+#include "run/saved_model.h"
 
 /* The batch predict, eval and trace run the model with. */
 #define CLI_BATCH 32
@@ -15,6 +18,16 @@ int command_trace(const Options *o);
 int command_reproduce(const Options *o, int argc, char **argv);
 int command_diff(const Options *o);
 int command_compare_pe(const Options *o, int argc, char **argv);
+
+/* A pretraining model's guesses for the [MASK] tokens of tokens (B,T) (eval
+ * mode): for each row, for each [MASK] in it, the CLI_MASK_TOP most likely
+ * vocabulary tokens and their probabilities. One line a row: the masks'
+ * lists tab-separated, each "token p  token p  ..." (p %.4f, tokens never
+ * hold spaces); "(no [MASK])"
+ * for a row without one. With verbose, one line a mask instead, numbered
+ * by position. Returns EXIT_OK. */
+#define CLI_MASK_TOP 5
+int cli_print_mask_fills(FILE *out, SavedModel *run, const int *tokens, int B, int T, int verbose);
 
 /* "error: message (see ./train --help)" on stderr; returns EXIT_USAGE. */
 int cli_usage_error(const char *message);

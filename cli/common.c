@@ -2,6 +2,7 @@
 #include "cli/commands.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 
 int cli_usage_error(const char *message) {
     fprintf(stderr, "error: %s (see ./train --help)\n", message);
@@ -11,4 +12,49 @@ int cli_usage_error(const char *message) {
 int cli_report(int rc, const char *message) {
     if (rc != EXIT_OK && message && *message) fprintf(stderr, "error: %s\n", message);
     return rc;
+}
+
+/* The k most probable ids of p (V), best first, the lowest id on a tie. */
+static int top_k(const float *p, int V, int k, int *ids) {
+    int n = 0;
+    for (int v = 0; v < V; v++) {
+        int at = n < k ? n++ : k;
+        if (at == k && !(p[v] > p[ids[k - 1]])) continue;
+        if (at == k) at = k - 1;
+        while (at > 0 && p[v] > p[ids[at - 1]]) {
+            ids[at] = ids[at - 1];
+            at--;
+        }
+        ids[at] = v;
+    }
+    return n;
+}
+
+int cli_print_mask_fills(FILE *out, SavedModel *run, const int *tokens, int B, int T, int verbose) {
+    Model *m = run->model;
+    int V = m->cfg.vocab_size;
+    int *targets = malloc(sizeof(int) * (size_t)B * T);
+    if (!targets) return EXIT_RUNTIME;
+    /* every [MASK] is a selected position; its target (any id) is not used */
+    for (long i = 0; i < (long)B * T; i++) targets[i] = tokens[i] == TOKEN_MASK ? TOKEN_MASK : -1;
+    ForwardOptions eval = {.training = 0};
+    model_forward_mlm(m, tokens, targets, B, T, &eval);
+    int M = model_mlm_count(m), i = 0;
+    for (int b = 0; b < B; b++) {
+        int in_row = 0;
+        for (; i < M && model_mlm_position(m, i) / T == b; i++, in_row++) {
+            int ids[CLI_MASK_TOP];
+            int n = top_k(model_mlm_probs(m, i), V, CLI_MASK_TOP, ids);
+            if (verbose) fprintf(out, "  [MASK] at position %d:", model_mlm_position(m, i) % T);
+            else if (in_row) fputc('\t', out);
+            for (int k = 0; k < n; k++)
+                fprintf(out, "%s%s %.4f", k ? "  " : verbose ? " " : "", run->vocab.tokens[ids[k]],
+                        model_mlm_probs(m, i)[ids[k]]);
+            if (verbose) fputc('\n', out);
+        }
+        if (!in_row) fputs(verbose ? "  (no [MASK] in the text)\n" : "(no [MASK])", out);
+        if (!verbose) fputc('\n', out);
+    }
+    free(targets);
+    return EXIT_OK;
 }

@@ -69,15 +69,20 @@ static int flush_batch(Predictor *p) {
         if (lengths[row] > T) T = lengths[row];
         row_of[i] = row;
     }
+    int mlm = model_is_mlm(&m->cfg);   /* a pretrain run: what fills each [MASK] */
     if (rows > 0) {
         for (int r = 0; r < rows; r++)
             for (int t = 0; t < T; t++)
                 p->tokens[r * T + t] = t < lengths[r] ? p->ids[(long)r * max_len + t] : TOKEN_PAD;
         ForwardOptions eval = {.training = 0};
-        model_forward(m, p->tokens, NULL, rows, T, &eval);
+        if (!mlm) model_forward(m, p->tokens, NULL, rows, T, &eval);
     }
     for (int i = 0; i < p->n; i++) {
         int r = row_of[i];
+        if (r >= 0 && mlm) {   /* one line per text, as for a classifier */
+            cli_print_mask_fills(stdout, &p->run, p->tokens + (long)r * T, 1, T, 0);
+            continue;
+        }
         if (r >= 0) {
             fputs(p->run.labels.names[model_predicted_class(m, r)], stdout);
             for (int c = 0; p->o->probs && c < C; c++) printf("\t%.6f", m->probs[(long)r * C + c]);

@@ -571,7 +571,12 @@ static int walk(Trace *tr, const char *text) {
     print_positional(stdout, tr, pe);
     print_sum(stdout, tr, model_embedding_sum(m), emb, pe);
     for (int l = 0; l < m->cfg.n_layers; l++) print_layer(stdout, tr, l);
-    print_head(stdout, tr);
+    if (model_is_mlm(&m->cfg)) {   /* a pretrain run: no classes; what fills each [MASK] */
+        printf("\nMLM head (pretrain run): the %d most likely tokens at each [MASK]\n", CLI_MASK_TOP);
+        cli_print_mask_fills(stdout, &tr->run, tr->in.ids, 1, tr->in.T, 1);
+    } else {
+        print_head(stdout, tr);
+    }
     int rc = tr->png_dir ? write_pictures(tr, pe) : 0;
     free(emb);
     free(pe);

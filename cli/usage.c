@@ -20,6 +20,15 @@ const CommandSpec COMMANDS[] = {
      "gets model.safetensors, state.safetensors, metrics.csv, curves.png, confusion.png,\n"
      "report.txt and run.json.\n",
      "@training"},
+    {"pretrain",
+     "./train pretrain TEXTS [options]\n"
+     "./train pretrain --resume RUN [--epochs N] [--patience N] [--stop-after N] [--threads N] [--quiet]\n",
+     "Masked-language-model pretraining (BERT style) on TEXTS: a text file, one example a\n"
+     "line, or a TSV/CSV whose labels are ignored. Learns the tokenizer from TEXTS, hides\n"
+     "15% of the tokens and trains the encoder to fill them in; the table shows the masked\n"
+     "tokens' loss, accuracy and perplexity. Then ./train DATA.tsv --init RUN fine-tunes a\n"
+     "classifier from this encoder.\n",
+     "@training"},
     {"eval",
      "./train eval --model RUN DATA.tsv\n",
      "The classification report and confusion matrix of a saved model on labelled data,\n"

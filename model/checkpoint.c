@@ -227,7 +227,7 @@ static int config_from_st(const StFile *f, const char *path, ModelConfig *c, cha
         meta_int(f, path, "heads", 1, INT_MAX, &c->n_heads, err, errlen) ||
         meta_int(f, path, "d_ff", 1, INT_MAX, &c->d_ff, err, errlen) ||
         meta_int(f, path, "layers", 1, INT_MAX, &c->n_layers, err, errlen) ||
-        meta_int(f, path, "n_classes", 1, INT_MAX, &c->n_classes, err, errlen) ||
+        meta_int(f, path, "n_classes", 0, INT_MAX, &c->n_classes, err, errlen) ||
         meta_float(f, path, "dropout", &c->dropout, err, errlen) ||
         meta_float(f, path, "emb_scale", &c->emb_scale, err, errlen) ||
         META_ENUM(f, path, "activation", activation_parse, &c->activation, err, errlen) ||

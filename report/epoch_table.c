@@ -212,6 +212,27 @@ void epoch_table_row(FILE *out, const EpochRecord *r, int has_val, const char *o
     fflush(out);
 }
 
+void epoch_table_header_mlm(FILE *out, int has_val) {
+    if (has_val) {
+        fprintf(out, "Epoch |   Loss | Accuracy | Perplexity | Val loss | Val acc |  Val ppl | Seconds | Observation\n");
+        fprintf(out, "------+--------+----------+------------+----------+---------+----------+---------+------------\n");
+    } else {
+        fprintf(out, "Epoch |   Loss | Accuracy | Perplexity | Seconds | Observation\n");
+        fprintf(out, "------+--------+----------+------------+---------+------------\n");
+    }
+    fflush(out);
+}
+
+void epoch_table_row_mlm(FILE *out, const EpochRecord *r, int has_val, const char *observation) {
+    if (has_val)
+        fprintf(out, "%5d | %6.4f | %8.4f | %10.2f | %8.4f | %7.4f | %8.2f | %7.1f | %s\n", r->epoch, r->train_loss,
+                r->train_acc, exp(r->train_loss), r->val_loss, r->val_acc, exp(r->val_loss), r->seconds, observation);
+    else
+        fprintf(out, "%5d | %6.4f | %8.4f | %10.2f | %7.1f | %s\n", r->epoch, r->train_loss, r->train_acc,
+                exp(r->train_loss), r->seconds, observation);
+    fflush(out);
+}
+
 /* ------------------------------------------------------------ progress bar */
 
 static void format_duration(double seconds, char *buf, size_t len) {

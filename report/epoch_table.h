@@ -40,6 +40,11 @@ void format_column(char *buf, size_t len, double v, int width, int decimals);
 void epoch_table_header(FILE *out, int has_val);
 void epoch_table_row(FILE *out, const EpochRecord *r, int has_val, const char *observation);
 
+/* The same for pretraining (SPEC 4b): the losses and accuracies are over
+ * masked tokens, and each loss has its perplexity exp(loss) beside it. */
+void epoch_table_header_mlm(FILE *out, int has_val);
+void epoch_table_row_mlm(FILE *out, const EpochRecord *r, int has_val, const char *observation);
+
 typedef struct {
     int enabled;           /* stdout is a terminal and not --quiet */
     double last_draw;      /* seconds, to redraw at most ~10 times a second */

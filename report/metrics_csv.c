@@ -1,6 +1,7 @@
 /* metrics_csv.c: metrics.csv, one row per epoch (see metrics_csv.h). */
 #include "report/metrics_csv.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,6 +27,38 @@ char *metrics_csv_format(const EpochRecord *h, int n, int has_val) {
                                      r->train_acc, r->lr, r->seconds, r->tokens_per_s);
     }
     return text;
+}
+
+static const char *CSV_HEADER_MLM_VAL =
+    "epoch,train_loss,train_acc,train_ppl,val_loss,val_acc,val_ppl,lr,seconds,tokens_per_s\n";
+static const char *CSV_HEADER_MLM = "epoch,train_loss,train_acc,train_ppl,lr,seconds,tokens_per_s\n";
+
+char *metrics_csv_format_mlm(const EpochRecord *h, int n, int has_val) {
+    size_t cap = 128 + (size_t)n * 200;
+    char *text = malloc(cap);
+    if (!text) return NULL;
+    size_t used = (size_t)snprintf(text, cap, "%s", has_val ? CSV_HEADER_MLM_VAL : CSV_HEADER_MLM);
+    for (int i = 0; i < n; i++) {
+        const EpochRecord *r = &h[i];
+        used += (size_t)snprintf(text + used, cap - used, "%d,%.6f,%.6f,%.4f,", r->epoch, r->train_loss, r->train_acc,
+                                 exp(r->train_loss));
+        if (has_val)
+            used += (size_t)snprintf(text + used, cap - used, "%.6f,%.6f,%.4f,", r->val_loss, r->val_acc,
+                                     exp(r->val_loss));
+        used += (size_t)snprintf(text + used, cap - used, "%.6e,%.2f,%.0f\n", r->lr, r->seconds, r->tokens_per_s);
+    }
+    return text;
+}
+
+int metrics_csv_write_mlm(const char *path, const EpochRecord *h, int n, int has_val, char *err, size_t errlen) {
+    char *text = metrics_csv_format_mlm(h, n, has_val);
+    if (!text) {
+        snprintf(err, errlen, "%s: out of memory", path);
+        return -1;
+    }
+    int rc = atomic_write(path, text, strlen(text), err, errlen);
+    free(text);
+    return rc;
 }
 
 int metrics_csv_write(const char *path, const EpochRecord *h, int n, int has_val, char *err, size_t errlen) {

@@ -11,6 +11,12 @@
 
 /* Header and one row per record, written atomically. Status as errors.h. */
 int metrics_csv_write(const char *path, const EpochRecord *history, int n, int has_val, char *err, size_t errlen);
+/* Pretraining (SPEC 4b): header epoch,train_loss,train_acc,train_ppl,
+ * val_loss,val_acc,val_ppl,lr,seconds,tokens_per_s over masked tokens,
+ * perplexity = exp(loss); the val columns left out without a val set. */
+int metrics_csv_write_mlm(const char *path, const EpochRecord *history, int n, int has_val, char *err,
+                          size_t errlen);
+char *metrics_csv_format_mlm(const EpochRecord *history, int n, int has_val);
 /* Reads a metrics.csv back (for reproduce and diff). Returns the count or -1. */
 int metrics_csv_read(const char *path, EpochRecord **history, int *has_val, char *err, size_t errlen);
 /* The CSV text of the records (caller frees); NULL when out of memory. */

@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "run/saved_model.h"
+
 #define LEAK_EXAMPLES 3
 #define AUTO_COVERAGE 0.99   /* --max-len auto holds this share of the training sequences */
 #define AUTO_MULTIPLE 8      /* ... rounded up to a multiple of this */
@@ -23,7 +25,9 @@ static void report_leakage(const TextDataset *train, const TextDataset *other, c
 
 static int encode(const TextDataset *d, const Corpus *c, int max_len, EncodedDataset *out, const char *what,
                   FILE *log, char *err, size_t errlen) {
-    int rc = encode_dataset(d, &c->vocab, c->tokenizer, &c->labels, max_len, out, err, errlen);
+    /* pretraining texts have no classes: no labels to map */
+    const LabelSet *labels = c->labels.n > 0 ? &c->labels : NULL;
+    int rc = encode_dataset(d, &c->vocab, c->tokenizer, labels, max_len, out, err, errlen);
     if (rc != EXIT_OK) return rc;
     if (out->n_truncated > 0 && log)
         fprintf(log, "note: %d of %d %s example%s longer than --max-len %d and %s truncated\n", out->n_truncated,
@@ -101,9 +105,12 @@ int corpus_prepare(Corpus *c, const Options *o, const char *train_path, FILE *lo
     if (tokenizer_parse(o->tokenizer, &c->tokenizer) != 0)
         return fail(err, errlen, ERR_INPUT, "--tokenizer must be word, char or bpe");
     TextDataset all;
+    int pretrain = options_pretrain(o);
     DatasetColumns columns = {o->label_column, o->text_column};
-    if ((rc = dataset_read_columns(train_path, &columns, &all, err, errlen)) != EXIT_OK) return rc;
-    warn_label_column(&all, log);
+    if ((rc = pretrain ? dataset_read_texts(train_path, &all, err, errlen)
+                       : dataset_read_columns(train_path, &columns, &all, err, errlen)) != EXIT_OK)
+        return rc;
+    if (!pretrain) warn_label_column(&all, log);
     if (o->val_path && *o->val_path) {
         c->train = all;
         if ((rc = dataset_read_columns(o->val_path, &columns, &c->val, err, errlen)) != EXIT_OK) return rc;
@@ -121,12 +128,27 @@ int corpus_prepare(Corpus *c, const Options *o, const char *train_path, FILE *lo
         c->has_test = 1;
     }
     labels_build(&c->labels, &c->train);
-    if (c->labels.n < 2) {
+    if (pretrain) {   /* the texts' labels mean nothing: the model has none */
+        labels_free(&c->labels);
+        memset(&c->labels, 0, sizeof c->labels);
+    } else if (c->labels.n < 2) {
         return fail(err, errlen, ERR_INPUT, "%s: only one class ('%s') in the training data; a classifier needs at "
                     "least two", train_path, c->labels.n ? c->labels.names[0] : "");
     }
-    if ((rc = vocab_build(&c->vocab, c->tokenizer, &c->train, o->vocab_size, o->min_freq, err, errlen)) != EXIT_OK)
+    if (o->init_dir && *o->init_dir) {
+        /* --init: the pretrain run's tokenizer and vocabulary, which its embeddings index */
+        SavedModel s;
+        char why[1024];
+        if (saved_model_load(o->init_dir, 1, &s, why, sizeof why) != EXIT_OK)
+            return fail(err, errlen, ERR_INPUT, "--init %s: %s", o->init_dir, why);
+        c->tokenizer = s.tokenizer;
+        c->vocab = s.vocab;
+        memset(&s.vocab, 0, sizeof s.vocab);
+        saved_model_free(&s);
+    } else if ((rc = vocab_build(&c->vocab, c->tokenizer, &c->train, o->vocab_size, o->min_freq, err, errlen)) !=
+               EXIT_OK) {
         return rc;
+    }
     if (c->has_val) report_leakage(&c->train, &c->val, "validation", log);
     if (c->has_test) report_leakage(&c->train, &c->test, "test", log);
     c->max_len = o->max_len;

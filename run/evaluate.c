@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "nn/mlm.h"
 #include "report/classreport.h"
 #include "report/plot.h"
 
@@ -46,6 +47,41 @@ int evaluate(Model *m, const EncodedDataset *d, Evaluation *out, char *err, size
     free(labels);
     free(indices);
     if (rc != EXIT_OK) evaluation_free(out);
+    return rc;
+}
+
+int evaluate_mlm(Model *m, const EncodedDataset *d, uint64_t seed, double *loss, double *accuracy, char *err,
+                 size_t errlen) {
+    int B = m->max_batch;
+    size_t cells = (size_t)B * m->cfg.max_len;
+    int *tokens = malloc(sizeof(int) * cells), *masked = malloc(sizeof(int) * cells);
+    int *targets = malloc(sizeof(int) * cells), *indices = malloc(sizeof(int) * B);
+    int rc = tokens && masked && targets && indices
+                 ? EXIT_OK : fail(err, errlen, ERR_RUNTIME, "out of memory evaluating %d texts", d->n);
+    double loss_sum = 0.0, correct = 0.0, count = 0.0;
+    ForwardOptions eval = {.training = 0};
+    for (int start = 0; rc == EXIT_OK && start < d->n; start += B) {
+        int nb = d->n - start < B ? d->n - start : B;
+        for (int i = 0; i < nb; i++) indices[i] = start + i;
+        int T = encoded_batch(d, indices, nb, tokens, NULL);
+        if (T <= 0 || T > m->cfg.max_len) {
+            rc = fail(err, errlen, ERR_RUNTIME, "evaluation: batch at text %d has length %d (max_len %d)", start, T,
+                      m->cfg.max_len);
+            break;
+        }
+        mlm_mask(masked, targets, tokens, nb, T, m->cfg.vocab_size, seed, 0, MLM_SITE_HELDOUT, start);
+        float batch_loss = model_forward_mlm(m, masked, targets, nb, T, &eval);
+        int M = model_mlm_count(m);
+        loss_sum += (double)batch_loss * M;
+        for (int i = 0; i < M; i++) correct += model_mlm_predicted(m, i) == model_mlm_target(m, i);
+        count += M;
+    }
+    *loss = count > 0 ? loss_sum / count : 0.0;
+    *accuracy = count > 0 ? correct / count : 0.0;
+    free(tokens);
+    free(masked);
+    free(targets);
+    free(indices);
     return rc;
 }
 

@@ -20,6 +20,13 @@ typedef struct {
 /* Runs m over all of d in batches of at most m->max_batch. Status as base/errors.h. */
 int evaluate(Model *m, const EncodedDataset *d, Evaluation *out, char *err, size_t errlen);
 void evaluation_free(Evaluation *e);
+
+/* Pretraining (SPEC 4b): masked-token loss (mean over the selected
+ * positions) and accuracy of m over all of d in eval mode, with the
+ * held-out masks keyed by seed: the same positions every epoch, at any
+ * batch size or thread count. Status as base/errors.h. */
+int evaluate_mlm(Model *m, const EncodedDataset *d, uint64_t seed, double *loss, double *accuracy, char *err,
+                 size_t errlen);
 /* Macro-averaged F1 of e against d's labels (NaN when out of memory). */
 double evaluation_macro_f1(const Evaluation *e, const EncodedDataset *d, int n_classes);
 

@@ -1,6 +1,7 @@
 /* final_report.c: the end of a run (see final_report.h). */
 #include "run/final_report.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -53,6 +54,37 @@ int final_report(Model *m, const Corpus *c, const char *dir, const EpochRecord *
         if (!opt->quiet) printf("\nwrote %s/{model.safetensors,state.safetensors,metrics.csv,curves.png,confusion.png,"
                                 "%sreport.txt,run.json}\n", dir, c->has_test ? "confusion_test.png," : "");
     }
+    free(text);
+    return rc;
+}
+
+int final_report_mlm(const Corpus *c, const char *dir, const EpochRecord *history, int n_history,
+                     const FinalReportOptions *opt, char *err, size_t errlen) {
+    char *text = NULL;
+    size_t text_len = 0;
+    FILE *out = open_memstream(&text, &text_len);
+    if (!out) return fail(err, errlen, ERR_RUNTIME, "out of memory");
+    if (n_history > 0) curves_text_chart(out, history, n_history, c->has_val);
+    int shown = opt->restored_best ? opt->best_epoch : n_history;
+    fprintf(out, "\npretrain run %s: weights of epoch %d (%s)\n", dir, shown,
+            opt->restored_best ? "best held-out loss, restored" : "last epoch");
+    if (shown > 0) {
+        const EpochRecord *r = &history[shown - 1];
+        fprintf(out, "masked tokens, training texts: loss %.4f, accuracy %.4f, perplexity %.2f\n", r->train_loss,
+                r->train_acc, exp(r->train_loss));
+        if (c->has_val)
+            fprintf(out, "masked tokens, held-out texts: loss %.4f, accuracy %.4f, perplexity %.2f\n", r->val_loss,
+                    r->val_acc, exp(r->val_loss));
+    }
+    fprintf(out, "fine-tune a classifier from it: ./train DATA.tsv --init %s\n", dir);
+    fclose(out);
+    int rc = EXIT_OK;
+    if (!opt->quiet) fputs(text, stdout);
+    char path[4096];
+    rundir_path(path, sizeof path, dir, "report.txt");
+    if (atomic_write(path, text, text_len, err, errlen) != 0) rc = ERR_RUNTIME;
+    if (rc == EXIT_OK && !opt->quiet)
+        printf("\nwrote %s/{model.safetensors,state.safetensors,metrics.csv,curves.png,report.txt,run.json}\n", dir);
     free(text);
     return rc;
 }

@@ -19,4 +19,10 @@ typedef struct {
 int final_report(Model *m, const Corpus *c, const char *dir, const EpochRecord *history, int n_history,
                  const FinalReportOptions *opt, double *val_acc, double *test_acc, char *err, size_t errlen);
 
+/* The end of a pretraining run (SPEC 4b): the text chart and the last
+ * epoch's masked-token numbers, printed unless quiet and in report.txt.
+ * There are no classes, so no classification report or confusion.png. */
+int final_report_mlm(const Corpus *c, const char *dir, const EpochRecord *history, int n_history,
+                     const FinalReportOptions *opt, char *err, size_t errlen);
+
 #endif

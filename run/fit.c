@@ -15,6 +15,7 @@
 
 #include "base/fileio.h"
 #include "base/hash.h"
+#include "nn/mlm.h"
 #include "report/classreport.h"
 #include "report/curves.h"
 #include "report/epoch_table.h"
@@ -22,6 +23,7 @@
 #include "run/corpus.h"
 #include "run/evaluate.h"
 #include "run/final_report.h"
+#include "run/init.h"
 #include "run/record.h"
 #include "run/rundir.h"
 #include "run/saved_model.h"
@@ -46,6 +48,8 @@ typedef struct {
     long total_steps, warmup_steps;
     int *order;               /* (n_train) this epoch's example order */
     int *tokens, *labels, *indices;   /* (B, max_len), (B), (B): the batch being built */
+    int mlm;                  /* 1: pretraining (SPEC 4b): masked tokens instead of labels */
+    int *mlm_tokens, *mlm_targets;    /* (B, max_len): the batch masked, and what to predict */
     int paused;               /* 1: stopped by --stop-after, resumable */
     ProgressBar bar;
     ObservationContext observe;   /* what the table's observation needs besides the history */
@@ -63,13 +67,15 @@ static double now_seconds(void) {
 static int build_model(Trainer *t, char *err, size_t errlen) {
     const Options *o = t->o;
     ModelConfig cfg;
-    int rc = options_model_config(o, t->corpus.vocab.size, t->corpus.labels.n, t->corpus.max_len, &cfg, err, errlen);
+    int n_classes = t->mlm ? 0 : t->corpus.labels.n;   /* 0: the MLM head */
+    int rc = options_model_config(o, t->corpus.vocab.size, n_classes, t->corpus.max_len, &cfg, err, errlen);
     if (rc != EXIT_OK) return rc;
     int rows = (o->batch_size + t->dist->size - 1) / t->dist->size;   /* MPI: a rank holds only its slice */
     if ((rc = saved_model_check_memory(&cfg, rows, err, errlen)) != EXIT_OK) return rc;
     t->model = model_create(&cfg, rows, err, errlen);
     if (!t->model) return ERR_RUNTIME;
     model_init(t->model, (uint64_t)o->seed);
+    if (o->init_dir && *o->init_dir) return init_load_encoder(t->model, o->init_dir, err, errlen);
     return EXIT_OK;
 }
 
@@ -99,6 +105,11 @@ static int allocate_buffers(Trainer *t) {
     t->progress.history = realloc(t->progress.history, sizeof(EpochRecord) * (size_t)(t->o->epochs + 1));
     if (keep_best) t->best_params = malloc(sizeof(float) * t->model->n_params);
     t->rank_shares = malloc(sizeof(double) * t->dist->size);
+    if (t->mlm) {
+        t->mlm_tokens = malloc(sizeof(int) * (size_t)B * t->corpus.max_len);
+        t->mlm_targets = malloc(sizeof(int) * (size_t)B * t->corpus.max_len);
+        if (!t->mlm_tokens || !t->mlm_targets) return -1;
+    }
     return t->order && t->tokens && t->labels && t->indices && t->progress.history && t->rank_shares &&
            (t->best_params || !keep_best) ? 0 : -1;
 }
@@ -145,6 +156,8 @@ static void trainer_free(Trainer *t) {
     free(t->labels);
     free(t->indices);
     free(t->rank_shares);
+    free(t->mlm_tokens);
+    free(t->mlm_targets);
     dist_reducer_free(t->reducer);
 }
 
@@ -230,14 +243,19 @@ static int prepare(Trainer *t, const char *data_path, int resume, int argc, char
 static void print_intro(const Trainer *t, int resume) {
     if (t->o->quiet) return;
     const Corpus *c = &t->corpus;
-    printf("%s %s: %d training examples, %d classes, vocabulary %d (%s tokens)", resume ? "resuming" : "training",
-           t->dir, c->enc_train.n, c->labels.n, c->vocab.size, tokenizer_name(c->tokenizer));
+    if (t->mlm)
+        printf("%s %s: masked-token pretraining on %d texts, vocabulary %d (%s tokens)", resume ? "resuming" : "pretraining",
+               t->dir, c->enc_train.n, c->vocab.size, tokenizer_name(c->tokenizer));
+    else
+        printf("%s %s: %d training examples, %d classes, vocabulary %d (%s tokens)", resume ? "resuming" : "training",
+               t->dir, c->enc_train.n, c->labels.n, c->vocab.size, tokenizer_name(c->tokenizer));
     if (c->has_val) printf(", %d validation", c->enc_val.n);
     if (c->has_test) printf(", %d test", c->enc_test.n);
     int none = strcmp(t->o->pe, "none") == 0;
-    printf("\nmodel: %zu parameters, d_model %d, %d head%s, %d layer%s, d_ff %d, %s-norm, %s pooling, %s PE; "
+    const char *head = t->mlm ? "tied MLM head" : strcmp(t->o->pool, "cls") == 0 ? "cls pooling" : "mean pooling";
+    printf("\nmodel: %zu parameters, d_model %d, %d head%s, %d layer%s, d_ff %d, %s-norm, %s, %s PE; "
            "%d step%s per epoch", t->model->n_params, t->o->d_model, t->o->heads, t->o->heads == 1 ? "" : "s",
-           t->o->layers, t->o->layers == 1 ? "" : "s", t->o->d_ff, t->o->norm, t->o->pool, none ? "no" : t->o->pe,
+           t->o->layers, t->o->layers == 1 ? "" : "s", t->o->d_ff, t->o->norm, head, none ? "no" : t->o->pe,
            t->steps_per_epoch, t->steps_per_epoch == 1 ? "" : "s");
     if (t->dist->size > 1) printf(", each batch split over %d MPI ranks", t->dist->size);
     printf("\n");
@@ -249,7 +267,22 @@ static void print_intro(const Trainer *t, int resume) {
  * the class weights (1 without) of rank r's slice: the model's loss is a
  * weighted mean over its slice, so share-weighted sums of the ranks' losses
  * and gradients are those of the whole batch. */
-static void compute_rank_shares(Trainer *t, int start, int nb) {
+/* Batch s's examples [begin, end) masked (pretraining) into mlm_tokens and
+ * mlm_targets, keyed by their place in the global batch so that MPI ranks
+ * draw what one process would; tokens gets the batch itself. Returns the
+ * padded length T and *selected the masked positions, or -1. */
+static int masked_batch(Trainer *t, int epoch, int s, long begin, long end, long *selected) {
+    int n = (int)(end - begin);
+    for (int i = 0; i < n; i++) t->indices[i] = t->order[s * t->o->batch_size + begin + i];
+    int T = encoded_batch(&t->corpus.enc_train, t->indices, n, t->tokens, t->labels);
+    if (T <= 0) return -1;
+    long global_step = (long)(epoch - 1) * t->steps_per_epoch + s;
+    *selected = mlm_mask(t->mlm_tokens, t->mlm_targets, t->tokens, n, T, t->corpus.vocab.size,
+                         (uint64_t)t->o->seed, (uint64_t)global_step, MLM_SITE_TRAIN, begin);
+    return T;
+}
+
+static void compute_rank_shares(Trainer *t, int epoch, int s, int start, int nb) {
     const EncodedDataset *train = &t->corpus.enc_train;
     int size = t->dist->size;
     double total = 0.0;
@@ -257,7 +290,11 @@ static void compute_rank_shares(Trainer *t, int start, int nb) {
         long begin, end;
         dist_slice(nb, k, size, &begin, &end);
         double weight = 0.0;
-        for (long i = begin; i < end; i++) {
+        if (t->mlm) {   /* the loss is a mean over the masked positions */
+            long selected = 0;
+            if (end > begin && masked_batch(t, epoch, s, begin, end, &selected) > 0) weight = (double)selected;
+        }
+        for (long i = begin; i < end && !t->mlm; i++) {
             int label = train->labels[t->order[start + i]];
             weight += t->class_weights ? t->class_weights[label] : 1.0;
         }
@@ -267,20 +304,42 @@ static void compute_rank_shares(Trainer *t, int start, int nb) {
     for (int k = 0; k < size; k++) t->rank_shares[k] = total > 0.0 ? t->rank_shares[k] / total : 0.0;
 }
 
+/* Pretraining's forward and backward on this rank's slice [begin, end) of
+ * batch s: stats as slice_gradients, counting masked positions. */
+static int slice_gradients_mlm(Trainer *t, int epoch, int s, long begin, long end, double stats[4]) {
+    Model *m = t->model;
+    int n = (int)(end - begin);
+    long selected;
+    int T = masked_batch(t, epoch, s, begin, end, &selected);
+    if (T <= 0) return -1;
+    long global_step = (long)(epoch - 1) * t->steps_per_epoch + s;
+    ForwardOptions opt = {.training = 1, .seed = (uint64_t)t->o->seed, .step = (uint64_t)global_step};
+    stats[0] = model_forward_mlm(m, t->mlm_tokens, t->mlm_targets, n, T, &opt);
+    int M = model_mlm_count(m);
+    for (int i = 0; i < M; i++) stats[1] += model_mlm_predicted(m, i) == model_mlm_target(m, i);
+    stats[3] = M;
+    model_backward(m);
+    for (long i = 0; i < (long)n * T; i++) stats[2] += t->tokens[i] != TOKEN_PAD;
+    return 0;
+}
+
 /* Forward and backward on this rank's slice of batch s (the whole batch in
- * a single process). Fills stats with the loss, correct predictions and
- * tokens of the slice; an empty slice leaves zero gradients. -1 when the
- * batch cannot be built. */
-static int slice_gradients(Trainer *t, int epoch, int s, int nb, double stats[3]) {
+ * a single process). Fills stats with the loss, correct predictions, tokens
+ * and what the loss is a mean over (examples; masked positions when
+ * pretraining) of the slice; an empty slice leaves zero gradients. -1 when
+ * the batch cannot be built. */
+static int slice_gradients(Trainer *t, int epoch, int s, int nb, double stats[4]) {
     Model *m = t->model;
     long begin, end;
     dist_slice(nb, t->dist->rank, t->dist->size, &begin, &end);
     int n = (int)(end - begin);
-    stats[0] = stats[1] = stats[2] = 0.0;
+    stats[0] = stats[1] = stats[2] = stats[3] = 0.0;
     if (n == 0) {
         model_zero_grad(m);
         return 0;
     }
+    if (t->mlm) return slice_gradients_mlm(t, epoch, s, begin, end, stats);
+    stats[3] = n;
     for (int i = 0; i < n; i++) t->indices[i] = t->order[s * t->o->batch_size + begin + i];
     int T = encoded_batch(&t->corpus.enc_train, t->indices, n, t->tokens, t->labels);
     if (T <= 0) return -1;
@@ -304,15 +363,15 @@ static int train_step(Trainer *t, int epoch, int s, char *err, size_t errlen) {
     Model *m = t->model;
     int start = s * o->batch_size;
     int nb = t->corpus.enc_train.n - start < o->batch_size ? t->corpus.enc_train.n - start : o->batch_size;
-    double stats[3];   /* loss, correct, tokens */
+    double stats[4];   /* loss, correct, tokens, examples (masked positions when pretraining) */
     long global_step = (long)(epoch - 1) * t->steps_per_epoch + s;
     if (slice_gradients(t, epoch, s, nb, stats) != 0)
         return fail(err, errlen, ERR_RUNTIME, "epoch %d, step %d: a batch index is out of range", epoch, s + 1);
     if (t->dist->size > 1) {
-        compute_rank_shares(t, start, nb);
+        compute_rank_shares(t, epoch, s, start, nb);
         dist_weighted_sum(t->reducer, m->grads, t->rank_shares);
         stats[0] *= t->rank_shares[t->dist->rank];
-        dist_sum_doubles(t->dist, stats, 3);
+        dist_sum_doubles(t->dist, stats, 4);
     }
     if (!isfinite(stats[0]) || !isfinite(model_clip_grads(m, o->clip)))
         return fail(err, errlen, ERR_RUNTIME, "the loss or gradient became NaN/Inf at epoch %d, step %d (global step "
@@ -321,10 +380,10 @@ static int train_step(Trainer *t, int epoch, int s, char *err, size_t errlen) {
     model_adamw_step(m, (float)schedule_lr(o->lr, global_step, t->warmup_steps, t->total_steps),
                      (float)o->weight_decay);
     TrainProgress *p = &t->progress;
-    p->loss_sum += stats[0] * nb;
+    p->loss_sum += stats[0] * stats[3];
     p->correct += stats[1];
     p->tokens += stats[2];
-    p->count += nb;
+    p->count += stats[3];
     return EXIT_OK;
 }
 
@@ -336,7 +395,9 @@ static int write_epoch_files(Trainer *t, int epoch, int improved, char *err, siz
     const TrainProgress *p = &t->progress;
     char path[4096];
     rundir_path(path, sizeof path, t->dir, "metrics.csv");
-    if (metrics_csv_write(path, p->history, p->n_history, t->corpus.has_val, err, errlen) != 0) return ERR_RUNTIME;
+    if ((t->mlm ? metrics_csv_write_mlm : metrics_csv_write)(path, p->history, p->n_history, t->corpus.has_val, err,
+                                                              errlen) != 0)
+        return ERR_RUNTIME;
     rundir_path(path, sizeof path, t->dir, "curves.png");
     if (curves_write_png(path, p->history, p->n_history, t->corpus.has_val, t->best_params ? p->best_epoch : 0, err,
                          errlen) != EXIT_OK)
@@ -356,25 +417,31 @@ static int validate(Trainer *t, int epoch, EpochRecord *rec, int *improved, char
     TrainProgress *p = &t->progress;
     *improved = 1;
     if (!t->corpus.has_val) return EXIT_OK;
-    Evaluation e;
-    int rc = evaluate(t->model, &t->corpus.enc_val, &e, err, errlen);
-    if (rc != EXIT_OK) return rc;
-    /* per-class precision and recall for the observation; MPI: every rank
-     * evaluates the same weights on the same data, so they agree */
-    ClassReport report;
-    int C = t->corpus.labels.n;
-    double f1 = NAN;
-    if (classreport_compute(&report, t->corpus.enc_val.labels, e.predictions, e.n, C) == 0) {
-        f1 = report.macro_f1;
-        memcpy(t->class_stats, report.precision, sizeof(double) * C);
-        memcpy(t->class_stats + C, report.recall, sizeof(double) * C);
-        t->observe.precision = t->class_stats;
-        t->observe.recall = t->class_stats + C;
-        classreport_free(&report);
+    double val[3] = {0, 0, t->mlm ? 0.0 : NAN};
+    if (t->mlm) {
+        int rc = evaluate_mlm(t->model, &t->corpus.enc_val, (uint64_t)t->o->seed, &val[0], &val[1], err, errlen);
+        if (rc != EXIT_OK) return rc;
+    } else {
+        Evaluation e;
+        int rc = evaluate(t->model, &t->corpus.enc_val, &e, err, errlen);
+        if (rc != EXIT_OK) return rc;
+        /* per-class precision and recall for the observation; MPI: every rank
+         * evaluates the same weights on the same data, so they agree */
+        ClassReport report;
+        int C = t->corpus.labels.n;
+        if (classreport_compute(&report, t->corpus.enc_val.labels, e.predictions, e.n, C) == 0) {
+            val[2] = report.macro_f1;
+            memcpy(t->class_stats, report.precision, sizeof(double) * C);
+            memcpy(t->class_stats + C, report.recall, sizeof(double) * C);
+            t->observe.precision = t->class_stats;
+            t->observe.recall = t->class_stats + C;
+            classreport_free(&report);
+        }
+        val[0] = e.loss;
+        val[1] = e.accuracy;
+        evaluation_free(&e);
     }
     /* MPI: every rank decides (early stopping) on rank 0's numbers */
-    double val[3] = {e.loss, e.accuracy, f1};
-    evaluation_free(&e);
     dist_share_rank0(t->dist, val, 3);
     rec->val_loss = val[0];
     rec->val_acc = val[1];
@@ -409,7 +476,7 @@ static int finish_epoch(Trainer *t, int epoch, double epoch_seconds, int *stop, 
     epoch_observation(p->history, p->n_history, t->corpus.has_val, p->best_epoch, &t->observe, observation,
                       sizeof observation);
     progress_clear(&t->bar);
-    epoch_table_row(stdout, &rec, t->corpus.has_val, observation);
+    (t->mlm ? epoch_table_row_mlm : epoch_table_row)(stdout, &rec, t->corpus.has_val, observation);
     if (!isfinite(rec.train_loss) || (t->corpus.has_val && !isfinite(rec.val_loss)))
         return fail(err, errlen, ERR_RUNTIME, "the loss is not finite at the end of epoch %d", epoch);
     if (t->best_params && improved) memcpy(t->best_params, t->model->params, sizeof(float) * t->model->n_params);
@@ -467,8 +534,9 @@ static int train_epochs(Trainer *t, char *err, size_t errlen) {
     const Options *o = t->o;
     TrainProgress *p = &t->progress;
     t->bar.enabled = !o->quiet && isatty(STDOUT_FILENO);
-    epoch_table_header(stdout, t->corpus.has_val);
-    for (int i = 0; i < p->n_history; i++) epoch_table_row(stdout, &p->history[i], t->corpus.has_val, "(recorded)");
+    (t->mlm ? epoch_table_header_mlm : epoch_table_header)(stdout, t->corpus.has_val);
+    for (int i = 0; i < p->n_history; i++)
+        (t->mlm ? epoch_table_row_mlm : epoch_table_row)(stdout, &p->history[i], t->corpus.has_val, "(recorded)");
     for (int epoch = p->epochs_done + 1; epoch <= o->epochs; epoch++) {
         double start = now_seconds() - p->seconds;
         int rc = run_epoch(t, epoch, err, errlen);
@@ -504,6 +572,7 @@ int fit(const DistContext *dist, const Options *o, const char *data_path, const 
     t.dir = out_dir;
     t.dist = dist;
     t.writer = dist->rank == 0;
+    t.mlm = options_pretrain(o);
     double val_acc = 0, test_acc = 0;
     int rc = prepare(&t, data_path, resume, argc, argv, err, errlen);
     if (rc == EXIT_OK) {
@@ -513,8 +582,11 @@ int fit(const DistContext *dist, const Options *o, const char *data_path, const 
         rc = train_epochs(&t, err, errlen);
         if (rc == EXIT_OK && !t.paused && t.writer) {   /* MPI: rank 0 alone reports */
             FinalReportOptions fo = {t.progress.best_epoch, t.best_params != NULL, o->quiet};
-            rc = final_report(t.model, &t.corpus, t.dir, t.progress.history, t.progress.n_history, &fo, &val_acc,
-                              &test_acc, err, errlen);
+            if (t.mlm)
+                rc = final_report_mlm(&t.corpus, t.dir, t.progress.history, t.progress.n_history, &fo, err, errlen);
+            else
+                rc = final_report(t.model, &t.corpus, t.dir, t.progress.history, t.progress.n_history, &fo, &val_acc,
+                                  &test_acc, err, errlen);
         }
     }
     if (summary) {

@@ -55,6 +55,8 @@ const OptionSpec OPTION_TABLE[] = {
     {"model", OPT_STRING, OFF(model_dir), "", 0, 0, NULL, "eval/predict/trace: the run directory to load", 0},
     {"probs", OPT_FLAG, OFF(probs), "0", 0, 1, NULL, "predict: also print every class probability", 0},
     {"png", OPT_STRING, OFF(png_dir), "", 0, 0, NULL, "trace: write attention and PE heatmaps here", 0},
+    {"task", OPT_CHOICE, OFF(task), "classify", 0, 0, "classify|pretrain", "what the run trains; ./train pretrain TEXTS sets pretrain (masked tokens)", 1},
+    {"init", OPT_STRING, OFF(init_dir), "", 0, 0, NULL, "start from a pretrain run: its tokenizer, embeddings and encoder, a fresh head", 1},
     {"untrained", OPT_FLAG, OFF(untrained), "0", 0, 1, NULL, "trace: use a freshly initialised model", 0},
     {"label-column", OPT_STRING, OFF(label_column), "label", 0, 0, NULL,
      "CSV/TSV with a header row: the label column, by name or 1-based number", 1},
@@ -71,6 +73,8 @@ _Static_assert(sizeof OPTION_TABLE / sizeof OPTION_TABLE[0] <= OPTION_LIMIT, "th
 
 static void *field(Options *o, const OptionSpec *s) { return (char *)o + s->offset; }
 static const void *cfield(const Options *o, const OptionSpec *s) { return (const char *)o + s->offset; }
+
+int options_pretrain(const Options *o) { return o->task && strcmp(o->task, "pretrain") == 0; }
 
 const OptionSpec *options_find(const char *name) {
     for (int i = 0; i < OPTION_COUNT; i++)
@@ -274,9 +278,10 @@ int options_to_json(const Options *o, JsonBuf *b) {
         rc |= jsonbuf_puts(b, ": ");
         /* typed: numbers as JSON numbers (the shortest exact form), flags as
          * booleans, the rest as strings; a seed beyond 2^53, which many JSON
-         * readers cannot hold exactly, stays a string */
+         * readers cannot hold exactly, stays a string, and so does "auto" */
+        int is_auto = strcmp(value, "auto") == 0;
         if (s->kind == OPT_FLAG) rc |= jsonbuf_puts(b, strcmp(value, "0") ? "true" : "false");
-        else if (s->kind == OPT_INT || s->kind == OPT_DOUBLE) rc |= jsonbuf_puts(b, value);
+        else if ((s->kind == OPT_INT || s->kind == OPT_DOUBLE) && !is_auto) rc |= jsonbuf_puts(b, value);
         else if (s->kind == OPT_LONG && llabs(*(const long long *)cfield(o, s)) <= (1ll << 53))
             rc |= jsonbuf_puts(b, value);
         else rc |= jsonbuf_string(b, value);
@@ -379,6 +384,8 @@ void options_help(FILE *out) {
             "  ./train compare-pe DATA.tsv [options]      train with and without positional encoding\n"
             "  ./train reproduce RUN [--out NEW]          re-run a recorded run, diff the trace\n"
             "  ./train diff    RUN_A RUN_B                two runs' configs and traces side by side\n"
+            "  ./train pretrain TEXTS [options]           masked-token pretraining on unlabelled texts; then\n"
+            "                                             ./train DATA.tsv --init RUN fine-tunes a classifier\n"
             "  ./train CMD --help                         that command's options (or: ./train help CMD)\n"
             "  ./train --help                             this text\n"
             "  ./train --version                          the program's version and build\n"

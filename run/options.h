@@ -13,6 +13,8 @@
 typedef struct {
     /* data */
     const char *val_path, *test_path, *tokenizer, *class_weights, *out_dir, *resume_dir, *model_dir, *png_dir;
+    const char *task;            /* "classify", or "pretrain" (./train pretrain, SPEC 4b) */
+    const char *init_dir;        /* --init RUN: tokenizer and encoder from a pretrain run */
     double val_split;
     int vocab_size, min_freq;
     /* model */
@@ -60,6 +62,8 @@ int options_parse(Options *o, int argc, char **argv, int first);
 void options_free(Options *o);
 /* 1 if the option (by name) was given on the command line */
 int options_given(const Options *o, const char *name);
+/* 1 for a pretraining run (--task pretrain, which ./train pretrain sets) */
+int options_pretrain(const Options *o);
 const OptionSpec *options_find(const char *name);
 /* Value of an option as text (for run.json, diff and --help). */
 void options_format(const Options *o, const OptionSpec *spec, char *buf, size_t len);

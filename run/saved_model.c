@@ -147,7 +147,7 @@ static int read_text_metadata(const StFile *f, const char *file, const ModelConf
         set_error(err, errlen, "%s: metadata 'labels' is missing or does not hold %d labels%s%s", file,
                   cfg->n_classes, why[0] ? ": " : "", why);
     else if (read_vocab(f, s, vocab_items, n_vocab, why, sizeof why) != 0 ||
-             labels_from_names(&s->labels, label_items, n_labels) != 0)
+             (n_labels > 0 && labels_from_names(&s->labels, label_items, n_labels) != 0))   /* none: pretraining */
         set_error(err, errlen, "%s: %s", file, why[0] ? why : "bad vocabulary or labels");
     else
         rc = EXIT_OK;

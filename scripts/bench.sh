@@ -338,6 +338,23 @@ if [ -n "${SEQ_GF[64]:-}" ] && [ -n "${SEQ_GF[512]:-}" ]; then
     keep=$(calc "100 * ${SEQ_GF[512]} / ${SEQ_GF[64]}")
     echo "  $(mark "$keep >= 95") T = 512 runs at $(num 0 "$keep")% of the GFLOP/s of T = 64 (target >= 95%)"
 fi
+
+# ---------------------------------------------------------- pretraining (SPEC 4b)
+echo
+echo "Pretraining step (15% masked, tied MLM head, dropout 0.1), small config with vocabulary 8000, $TARGET_THREADS threads:"
+json=$(OMP_NUM_THREADS=$TARGET_THREADS "$TOOL" --config small --vocab 8000 --mlm 1 --steps "$(steps_for small)" \
+       --warmup "$WARMUP")
+ptoks=$(json_get tokens_per_s "$json")
+ttoks="-"; pratio="-"
+if [ $HAVE_TORCH = 1 ]; then
+    ttoks=$(torch_bench small $TARGET_THREADS 0.1 --vocab 8000 --mlm)
+    [ "$ttoks" != "-" ] && pratio=$(calc "$ptoks / $ttoks")
+fi
+printf "  C %s tokens/s, PyTorch (same model and head, selected rows only) %s tokens/s: %sx %s\n" \
+    "$(num 0 "$ptoks")" "$(num 0 "$ttoks")" "$(num 2 "$pratio")" \
+    "$( [ "$pratio" = "-" ] && echo "" || mark "$pratio >= 2" )"
+echo "pretrain,$TARGET_THREADS,$(json_get ms_per_step "$json"),$ptoks,,,,,,,$ttoks,,$pratio," >>"$CSV"
+
 echo
 [ "${BENCH_EXTRA:-1}" != 0 ] && bench_extra
 if command -v mpirun >/dev/null 2>&1 && ./train --version 2>/dev/null | grep -q 'mpi: yes'; then

@@ -81,6 +81,15 @@ if [ $have_real -eq 1 ]; then
         "(same, --pe none: $nope)"
 fi
 
+echo "== pretrain + fine-tune against scratch with 10% of the labels (license texts, 3 seeds; issue 19)"
+start=$SECONDS
+if bash scripts/pretrain-check.sh "$out/pretrain" > "$out/pretrain.log" 2>&1; then pre_ok=ok; else pre_ok=MISS; fi
+gain=$(awk '/^mean gain/ { print $6 }' "$out/pretrain.log")
+[ "$pre_ok" = ok ] || failures=$((failures + 1))
+printf '%-44s %-8s (%s >= 5 points)\n' "licenses: pretrained minus scratch" "${gain:-?}" "$pre_ok:"
+printf '| licenses | pretrain on all texts, fine-tune on 10%% | %s points | %s: >= 5 |\n' "${gain:-?}" "$pre_ok" >> "$results"
+echo "  (pretrain: $((SECONDS - start)) s; table in $out/pretrain/table.md)"
+
 echo
 cat "$results"
 echo

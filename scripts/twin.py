@@ -182,6 +182,20 @@ def masked_dropout(x, tokens, p, training):
     return out.masked_fill(pad, 0.0)
 
 
+class MlmHead(nn.Module):
+    """SPEC 4b: h' = LayerNorm(gelu(W h + b)), logits = h' E^T + bias with E the
+    (unscaled) input embedding table, tied."""
+
+    def __init__(self, d, vocab_size):
+        super().__init__()
+        self.dense = nn.Linear(d, d)
+        self.norm = nn.LayerNorm(d, eps=1e-5)
+        self.bias = nn.Parameter(torch.zeros(vocab_size))
+
+    def forward(self, h, embedding_weight):
+        return F.linear(self.norm(F.gelu(self.dense(h))), embedding_weight, self.bias)
+
+
 class Twin(nn.Module):
     def __init__(self, cfg):
         super().__init__()
@@ -208,9 +222,12 @@ class Twin(nn.Module):
         self.encoder = nn.TransformerEncoder(layer, cfg["layers"],
                                              norm=nn.LayerNorm(d, eps=1e-5) if pre else None,
                                              enable_nested_tensor=False)
-        self.head = nn.Linear(d, cfg["n_classes"])
+        if cfg["n_classes"] == 0:  # a pretraining model: the MLM head instead of the classifier's
+            self.mlm = MlmHead(d, cfg["vocab_size"])
+        else:
+            self.head = nn.Linear(d, cfg["n_classes"])
 
-    def forward(self, tokens):
+    def encode(self, tokens):
         B, T = tokens.shape
         x = self.embedding(tokens) * self.cfg["emb_scale"]
         if self.cfg["pe"] == "sinusoidal":
@@ -219,7 +236,16 @@ class Twin(nn.Module):
             x = x + self.pos_embedding(torch.arange(T, device=tokens.device))
         x = masked_dropout(x, tokens, self.cfg["dropout"], self.training)
         pad = tokens == PAD
-        h = self.encoder(x, src_key_padding_mask=pad)
+        return self.encoder(x, src_key_padding_mask=pad)
+
+    def mlm_logits(self, tokens, targets):
+        """Vocabulary logits at the selected positions (targets >= 0), row-major order."""
+        h = self.encode(tokens)
+        return self.mlm(h[targets >= 0], self.embedding.weight)
+
+    def forward(self, tokens):
+        pad = tokens == PAD
+        h = self.encode(tokens)
         if self.cfg["pool"] == "cls":
             pooled = h[:, 0]
         else:
@@ -230,6 +256,21 @@ class Twin(nn.Module):
 
 def loss_fn(logits, labels, class_weights=None):
     return F.cross_entropy(logits, labels, weight=class_weights)
+
+
+def mlm_loss(model, tokens, targets):
+    """Mean cross-entropy over the selected positions (SPEC 4b)."""
+    return F.cross_entropy(model.mlm_logits(tokens, targets), targets[targets >= 0])
+
+
+def mlm_train_step(model, opt, tokens, targets, clip):
+    opt.zero_grad(set_to_none=False)
+    loss = mlm_loss(model, tokens, targets)
+    loss.backward()
+    if clip > 0:
+        torch.nn.utils.clip_grad_norm_(model.parameters(), clip)
+    opt.step()
+    return loss.item()
 
 
 def make_adamw(model, lr, weight_decay):
@@ -269,10 +310,53 @@ def rel_err(a, b):
     return float(np.linalg.norm(a - b) / max(np.linalg.norm(b), 1e-12))
 
 
+def compare_grads(case_dir, model, batch):
+    grads = []
+    for name, p in model.named_parameters():
+        key = "grad." + name
+        if key not in batch:
+            raise KeyError(f"{case_dir}: batch file has no {key}")
+        grads.append((name, rel_err(batch[key], p.grad.numpy())))
+    missing = set(k[5:] for k in batch if k.startswith("grad.")) - set(n for n, _ in grads)
+    if missing:
+        raise KeyError(f"{case_dir}: C gradients for unknown tensors {sorted(missing)}")
+    return grads
+
+
+def check_mlm_case(case_dir, model_path, batch, bmeta, dtype, tol):
+    """A pretraining case: the same corrupted tokens and targets through the MLM
+    head; the C side wrote the probabilities at the selected positions."""
+    tokens = torch.from_numpy(batch["tokens"].astype(np.int64))
+    targets = torch.from_numpy(batch["targets"].astype(np.int64))
+    lr, wd, clip, steps = (float(bmeta["lr"]), float(bmeta["weight_decay"]), float(bmeta["clip"]),
+                           int(bmeta["steps"]))
+    model, cfg = load_twin(model_path, dtype)
+    model.train()
+    logits = model.mlm_logits(tokens, targets)
+    loss = F.cross_entropy(logits, targets[targets >= 0])
+    loss.backward()
+    probs = torch.softmax(logits.detach().double(), -1).numpy()
+    logits_diff = float(np.max(np.abs(probs - batch["mlm_probs"])))
+    loss_diff = abs(loss.item() - float(batch["loss"].reshape(-1)[0]))
+    grads = compare_grads(case_dir, model, batch)
+    model, _ = load_twin(model_path, dtype)
+    model.train()
+    opt = make_adamw(model, lr, wd)
+    losses = [mlm_train_step(model, opt, tokens, targets, clip) for _ in range(steps)]
+    adamw_diff = float(np.max(np.abs(np.array(losses) - batch["adamw_losses"].astype(np.float64))))
+    worst = max(grads, key=lambda g: g[1])
+    ok = (logits_diff <= tol["logits"] and loss_diff <= tol["loss"] and worst[1] <= tol["grad"]
+          and adamw_diff <= tol["adamw"])
+    return ok, {"logits": logits_diff, "loss": loss_diff, "eval": None, "adamw": adamw_diff,
+                "worst": worst, "cfg": cfg, "losses": losses}, grads
+
+
 def check_case(case_dir, dtype, tol):
     """Compares one case; returns (ok, summary dict, per-tensor [(name, rel_err)])."""
     model_path = os.path.join(case_dir, "model.safetensors")
     batch, bmeta = st_read(os.path.join(case_dir, "batch.safetensors"))
+    if "targets" in batch:
+        return check_mlm_case(case_dir, model_path, batch, bmeta, dtype, tol)
     tokens = torch.from_numpy(batch["tokens"].astype(np.int64))
     labels = torch.from_numpy(batch["labels"].astype(np.int64))
     cw = batch.get("class_weights")
@@ -309,15 +393,7 @@ def check_case(case_dir, dtype, tol):
     logits_diff = float(np.max(np.abs(logits.detach().double().numpy() - batch["logits"])))
     loss_diff = abs(loss.item() - float(batch["loss"].reshape(-1)[0]))
 
-    grads = []
-    for name, p in model.named_parameters():
-        key = "grad." + name
-        if key not in batch:
-            raise KeyError(f"{case_dir}: batch file has no {key}")
-        grads.append((name, rel_err(batch[key], p.grad.numpy())))
-    missing = set(k[5:] for k in batch if k.startswith("grad.")) - set(n for n, _ in grads)
-    if missing:
-        raise KeyError(f"{case_dir}: C gradients for unknown tensors {sorted(missing)}")
+    grads = compare_grads(case_dir, model, batch)
 
     # AdamW from fresh weights, same lr/wd/clip; loss recorded before each update.
     model, _ = load_twin(model_path, dtype)
@@ -502,7 +578,8 @@ def cmd_bench(args):
         print("twin.py bench: d-model must be a multiple of heads", file=sys.stderr)
         return 2
     cfg = {"vocab_size": args.vocab, "max_len": args.seq, "d_model": args.d_model,
-           "heads": args.heads, "layers": args.layers, "d_ff": args.d_ff, "n_classes": args.classes,
+           "heads": args.heads, "layers": args.layers, "d_ff": args.d_ff,
+           "n_classes": 0 if args.mlm else args.classes,
            "dropout": args.dropout, "activation": args.activation, "norm": args.norm,
            "pool": args.pool, "pe": args.pe, "emb_scale": math.sqrt(args.d_model)}
     if args.idiomatic:
@@ -522,7 +599,17 @@ def cmd_bench(args):
                 model(tokens).argmax(1)
     else:
         def step():
-            train_step(model, opt, tokens, labels, None, 1.0)
+            if not args.mlm:
+                return train_step(model, opt, tokens, labels, None, 1.0)
+            # SPEC 4b masking, drawn afresh each step as the C side does; the head
+            # runs on the selected positions only (the fastest form)
+            select = torch.rand(tokens.shape) < 0.15
+            kind = torch.rand(tokens.shape)
+            masked = torch.where(select & (kind < 0.8), torch.full_like(tokens, MASK), tokens)
+            masked = torch.where(select & (kind >= 0.8) & (kind < 0.9),
+                                 torch.randint(low, args.vocab, tokens.shape), masked)
+            targets = torch.where(select, tokens, torch.full_like(tokens, -1))
+            return mlm_train_step(model, opt, masked, targets, 1.0)
     for _ in range(args.warmup):
         step()
     times = []
@@ -638,6 +725,7 @@ def main(argv):
                           ("threads", 1), ("steps", 20), ("warmup", 3), ("seed", 0)):
         p.add_argument("--" + name, type=int, default=default)
     p.add_argument("--dropout", type=float, default=0.1)
+    p.add_argument("--mlm", action="store_true", help="pretraining steps: masked batches, the tied MLM head")
     p.add_argument("--activation", choices=["relu", "gelu"], default="relu")
     p.add_argument("--norm", choices=["post", "pre"], default="post")
     p.add_argument("--pool", choices=["mean", "cls"], default="mean")

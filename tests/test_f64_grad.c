@@ -20,6 +20,7 @@
 #define expf exp
 #define logf log
 #include "nn/layers.c"
+#include "nn/mlm.c"
 #include "model.c"
 #undef float
 
@@ -37,6 +38,12 @@ typedef struct {
     int class_weights;
     double dropout;
 } GradCase;
+
+/* n_classes 0 below: the MLM head and loss of SPEC 4b instead */
+static const GradCase MLM_CASES[] = {
+    {"mlm post gelu sinusoidal", NORM_POST, ACT_GELU, POOL_MEAN, PE_SINUSOIDAL, 0, 0.0},
+    {"mlm pre relu learned dropout", NORM_PRE, ACT_RELU, POOL_MEAN, PE_LEARNED, 0, 0.2},
+};
 
 static const GradCase CASES[] = {
     {"post relu mean sinusoidal", NORM_POST, ACT_RELU, POOL_MEAN, PE_SINUSOIDAL, 0, 0.0},
@@ -58,7 +65,11 @@ static const int TOKENS[BATCH * SEQ] = {
 static const int LABELS[BATCH] = {0, 2, 1, 2};
 static const double WEIGHTS[3] = {0.5, 2.0, 1.25};
 
+/* MLM cases: TOKENS corrupted by mlm_mask, and the targets it chose. */
+static int MLM_TOKENS[BATCH * SEQ], MLM_TARGETS[BATCH * SEQ];
+
 static double loss_at(Model *m, const ForwardOptions *opt) {
+    if (model_is_mlm(&m->cfg)) return model_forward_mlm(m, MLM_TOKENS, MLM_TARGETS, BATCH, SEQ, opt);
     return model_forward(m, TOKENS, LABELS, BATCH, SEQ, opt);
 }
 
@@ -85,7 +96,7 @@ static double check_tensor(Model *m, const ParamTensor *t, const ForwardOptions 
     return scale > 0 ? sqrt(diff2) / scale : sqrt(diff2);
 }
 
-static void run_case(const GradCase *gc) {
+static void run_case(const GradCase *gc, int mlm) {
     ModelConfig cfg = model_config_default();
     cfg.vocab_size = 13;
     cfg.max_len = 10;
@@ -93,7 +104,7 @@ static void run_case(const GradCase *gc) {
     cfg.n_heads = 2;
     cfg.d_ff = 12;
     cfg.n_layers = 2;
-    cfg.n_classes = 3;
+    cfg.n_classes = mlm ? 0 : 3;
     cfg.dropout = gc->dropout;
     cfg.norm = gc->norm;
     cfg.activation = gc->activation;
@@ -173,7 +184,19 @@ static void check_input_path(void) {
 
 int main(void) {
     printf("REPORT gradient check (double precision, h=%.0e, tolerance %.0e relative by norm)\n", FD_STEP, GRAD_TOLERANCE);
-    for (size_t i = 0; i < sizeof CASES / sizeof *CASES; i++) run_case(&CASES[i]);
+    for (size_t i = 0; i < sizeof CASES / sizeof *CASES; i++) run_case(&CASES[i], 0);
+    /* seed 7, step 5: selects 4 positions: two become [MASK], one a random id, one is kept */
+    long selected = mlm_mask(MLM_TOKENS, MLM_TARGETS, TOKENS, BATCH, SEQ, 13, 7, 5, 77, 0);
+    int masked = 0, replaced = 0, kept = 0;
+    for (int i = 0; i < BATCH * SEQ; i++) {
+        if (MLM_TARGETS[i] < 0) continue;
+        masked += MLM_TOKENS[i] == TOKEN_MASK && TOKENS[i] != TOKEN_MASK;
+        kept += MLM_TOKENS[i] == TOKENS[i];
+        replaced += MLM_TOKENS[i] != TOKEN_MASK && MLM_TOKENS[i] != TOKENS[i];
+    }
+    printf("REPORT mlm batch: %ld selected: %d [MASK], %d random, %d kept\n", selected, masked, replaced, kept);
+    CHECK(selected >= 4 && masked > 0 && replaced > 0 && kept > 0, "mlm batch: %ld selected, %d masked", selected, masked);
+    for (size_t i = 0; i < sizeof MLM_CASES / sizeof *MLM_CASES; i++) run_case(&MLM_CASES[i], 1);
     check_input_path();
     return check_summary("test_f64_grad");
 }

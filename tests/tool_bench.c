@@ -21,6 +21,7 @@
 
 #include "model.h"
 #include "base/rng.h"
+#include "nn/mlm.h"
 
 typedef struct {
     const char *name;
@@ -38,6 +39,7 @@ typedef struct {
     BenchConfig cfg;
     float dropout;
     int steps, warmup;
+    int mlm;   /* 1: pretraining steps (SPEC 4b): masked batches, the tied MLM head */
 } BenchOptions;
 
 static double now_seconds(void) {
@@ -50,7 +52,7 @@ static int usage(const char *msg) {
     fprintf(stderr, "tool_bench: %s\n"
             "usage: tool_bench --config tiny|small|wide [--seq T] [--batch B] [--dropout P]\n"
             "                  [--steps S] [--warmup W] [--vocab V] [--d-model D] [--heads H]\n"
-            "                  [--d-ff F] [--layers L] [--classes C]\n", msg);
+            "                  [--d-ff F] [--layers L] [--classes C] [--mlm 1]\n", msg);
     return 2;
 }
 
@@ -82,6 +84,7 @@ static int parse_args(int argc, char **argv, BenchOptions *o) {
         else if (strcmp(opt, "--d-ff") == 0) field = &o->cfg.d_ff;
         else if (strcmp(opt, "--layers") == 0) field = &o->cfg.layers;
         else if (strcmp(opt, "--classes") == 0) field = &o->cfg.classes;
+        else if (strcmp(opt, "--mlm") == 0) field = &o->mlm;
         else return usage("unknown option");
         *field = atoi(val);
     }
@@ -143,7 +146,15 @@ static uint64_t params_hash(const Model *m) {
 
 static void train_step(Model *m, const int *tokens, const int *labels, const BenchConfig *c, uint64_t step) {
     ForwardOptions fo = {.training = 1, .seed = 1234, .step = step, .class_weights = NULL};
-    model_forward(m, tokens, labels, c->batch, c->seq, &fo);
+    if (m->cfg.n_classes == 0) {   /* pretraining: the batch masked afresh each step, as training does */
+        static int *masked, *targets;
+        long n = (long)c->batch * c->seq;
+        if (!masked) masked = malloc(sizeof(int) * n), targets = malloc(sizeof(int) * n);
+        mlm_mask(masked, targets, tokens, c->batch, c->seq, c->vocab, 1234, step, MLM_SITE_TRAIN, 0);
+        model_forward_mlm(m, masked, targets, c->batch, c->seq, &fo);
+    } else {
+        model_forward(m, tokens, labels, c->batch, c->seq, &fo);
+    }
     model_backward(m);
     model_clip_grads(m, 1.0);
     model_adamw_step(m, 1e-3f, 0.01f);
@@ -160,7 +171,7 @@ int main(int argc, char **argv) {
     mc.n_heads = c->heads;
     mc.d_ff = c->d_ff;
     mc.n_layers = c->layers;
-    mc.n_classes = c->classes;
+    mc.n_classes = o.mlm ? 0 : c->classes;   /* 0: the MLM head */
     mc.dropout = o.dropout;
     mc.emb_scale = sqrtf((float)c->d_model);
     char err[256];

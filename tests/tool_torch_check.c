@@ -7,6 +7,7 @@
 #include "base/fileio.h"
 #include "model.h"
 #include "formats/safetensors.h"
+#include "nn/mlm.h"
 
 #define B 5
 #define T 9
@@ -167,6 +168,104 @@ static int run_case(const Case *c, const char *outdir) {
     return rc != 0;
 }
 
+/* Pretraining (SPEC 4b): the batch corrupted by mlm_mask, the MLM head's
+ * probabilities at the selected positions, its loss and gradients, and
+ * AdamW steps on that loss. */
+typedef struct {
+    const char *name;
+    Activation activation;
+    NormPlacement norm;
+    PosEncoding pe;
+} MlmCase;
+
+static const MlmCase mlm_cases[] = {
+    {"mlm_post_relu", ACT_RELU, NORM_POST, PE_SINUSOIDAL},
+    {"mlm_pre_gelu_learned", ACT_GELU, NORM_PRE, PE_LEARNED},
+};
+
+static int run_mlm_case(const MlmCase *c, int index, const char *outdir) {
+    char err[512], dir[1024], path[1100];
+    snprintf(dir, sizeof dir, "%s/%s", outdir, c->name);
+    if (make_dirs(dir, err, sizeof err) != 0) {
+        fprintf(stderr, "tool_torch_check: %s\n", err);
+        return 1;
+    }
+    ModelConfig cfg = model_config_default();
+    cfg.vocab_size = 23; cfg.max_len = 12; cfg.d_model = 16; cfg.n_heads = 4; cfg.d_ff = 40; cfg.n_layers = 2;
+    cfg.n_classes = 0; cfg.dropout = 0.0f; cfg.activation = c->activation; cfg.norm = c->norm; cfg.pe = c->pe;
+    cfg.emb_scale = sqrtf((float)cfg.d_model);
+    Model *m = model_create(&cfg, B, err, sizeof err);
+    if (!m) {
+        fprintf(stderr, "tool_torch_check: %s: %s\n", c->name, err);
+        return 1;
+    }
+    model_init(m, 4321 + (uint64_t)index);
+    /* the initial mlm.bias is zero; a non-zero one checks its use */
+    const ParamTensor *bias = model_find_tensor(m, "mlm.bias");
+    for (size_t i = 0; i < bias->size; i++) m->params[bias->offset + i] = 0.05f * sinf((float)i);
+    int tokens[B * T], targets[B * T];
+    long selected = mlm_mask(tokens, targets, batch_tokens, B, T, cfg.vocab_size, 11 + (uint64_t)index, 0, 1, 0);
+    ForwardOptions opt = {.training = 1, .seed = 7};
+    float loss = model_forward_mlm(m, tokens, targets, B, T, &opt);
+    int M = model_mlm_count(m);
+    float *probs = malloc(sizeof(float) * (size_t)M * cfg.vocab_size);
+    for (int i = 0; i < M; i++) memcpy(probs + (size_t)i * cfg.vocab_size, model_mlm_probs(m, i),
+                                       sizeof(float) * cfg.vocab_size);
+    model_backward(m);
+    float *grads = malloc(sizeof(float) * m->n_params);
+    memcpy(grads, m->grads, sizeof(float) * m->n_params);
+    snprintf(path, sizeof path, "%s/model.safetensors", dir);
+    const char *extra_keys[] = {"labels"};
+    const char *extra_values[] = {"[]"};
+    if (model_save(m, NULL, path, extra_keys, extra_values, 1, err, sizeof err) != 0) {
+        fprintf(stderr, "tool_torch_check: %s\n", err);
+        return 1;
+    }
+    float adamw_losses[STEPS];
+    for (int s = 0; s < STEPS; s++) {
+        opt.step = (uint64_t)s;
+        adamw_losses[s] = model_forward_mlm(m, tokens, targets, B, T, &opt);
+        model_backward(m);
+        model_clip_grads(m, 1.0);
+        model_adamw_step(m, lr, weight_decay);
+    }
+    int n_out = 0;
+    StTensorOut *out = calloc((size_t)m->n_tensors + 8, sizeof *out);
+    char (*names)[96] = calloc((size_t)m->n_tensors, sizeof *names);
+    out[n_out++] = (StTensorOut){"tokens", ST_I32, 2, {B, T}, tokens};
+    out[n_out++] = (StTensorOut){"targets", ST_I32, 2, {B, T}, targets};
+    out[n_out++] = (StTensorOut){"mlm_probs", ST_F32, 2, {M, cfg.vocab_size}, probs};
+    out[n_out++] = (StTensorOut){"loss", ST_F32, 1, {1}, &loss};
+    out[n_out++] = (StTensorOut){"adamw_losses", ST_F32, 1, {STEPS}, adamw_losses};
+    for (int i = 0; i < m->n_tensors; i++) {
+        const ParamTensor *t = &m->tensors[i];
+        snprintf(names[i], sizeof names[i], "grad.%s", t->name);
+        StTensorOut *o = &out[n_out++];
+        o->name = names[i];
+        o->dtype = ST_F32;
+        o->ndim = t->ndim;
+        for (int d = 0; d < t->ndim; d++) o->shape[d] = t->shape[d];
+        o->data = grads + t->offset;
+    }
+    char lr_s[32], wd_s[32], steps_s[16];
+    snprintf(lr_s, sizeof lr_s, "%.9g", lr);
+    snprintf(wd_s, sizeof wd_s, "%.9g", weight_decay);
+    snprintf(steps_s, sizeof steps_s, "%d", STEPS);
+    const char *keys[] = {"lr", "weight_decay", "clip", "steps"};
+    const char *values[] = {lr_s, wd_s, "1", steps_s};
+    snprintf(path, sizeof path, "%s/batch.safetensors", dir);
+    int rc = st_write(path, out, n_out, keys, values, 4, err, sizeof err);
+    if (rc != 0) fprintf(stderr, "tool_torch_check: %s\n", err);
+    else printf("%-16s %ld masked, loss %.6f  after %d AdamW steps %.6f\n", c->name, selected, loss, STEPS,
+                adamw_losses[STEPS - 1]);
+    free(out);
+    free(names);
+    free(probs);
+    free(grads);
+    model_free(m);
+    return rc != 0;
+}
+
 int main(int argc, char **argv) {
     if (argc != 2) {
         fprintf(stderr, "usage: tool_torch_check OUTDIR\n");
@@ -174,5 +273,7 @@ int main(int argc, char **argv) {
     }
     int failed = 0;
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) failed += run_case(&cases[i], argv[1]);
+    for (size_t i = 0; i < sizeof mlm_cases / sizeof mlm_cases[0]; i++)
+        failed += run_mlm_case(&mlm_cases[i], (int)i, argv[1]);
     return failed ? 1 : 0;
 }

@@ -21,7 +21,7 @@
 #define CSV_MAX_FIELDS 4096
 #define SPLIT_RNG_SITE 0x53504C4954ull      /* "SPLIT": rng site of the val split */
 
-enum { FORMAT_UNKNOWN, FORMAT_TSV, FORMAT_CSV };
+enum { FORMAT_UNKNOWN, FORMAT_TSV, FORMAT_CSV, FORMAT_TEXT };
 
 static int is_space(unsigned char c) {
     return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r';
@@ -378,6 +378,7 @@ typedef struct {
     int cap;
     int format;
     int csv_by_name;                 /* the path ends in .csv */
+    int texts;                       /* dataset_read_texts: a file without tabs is one text a line */
     int seen_content;                /* a non-blank, non-comment line was seen */
     CsvRecord rec;
     int n_columns, label_column, text_column;   /* from the CSV header; n_columns 0 until read */
@@ -506,6 +507,10 @@ static int first_content_line(Parser *p, const char *s, size_t n) {
         return csv_header(p);
     }
     p->rec.active = 0;
+    if (p->texts && !memchr(s, '\t', n)) {
+        p->format = FORMAT_TEXT;
+        return add_example(p, TEXTS_LABEL, strlen(TEXTS_LABEL), s, n, p->reader.line_no);
+    }
     p->format = FORMAT_TSV;
     return tsv_line(p, s, n, 1);
 }
@@ -537,6 +542,7 @@ static int parse_line(Parser *p, const char *s, size_t n) {
     if (p->rec.active) return csv_line(p, s, n);     /* a quoted field runs on */
     if (is_blank(s, n) || is_comment(s, n)) return EXIT_OK;
     if (p->format == FORMAT_UNKNOWN) return first_content_line(p, s, n);
+    if (p->format == FORMAT_TEXT) return add_example(p, TEXTS_LABEL, strlen(TEXTS_LABEL), s, n, p->reader.line_no);
     return p->format == FORMAT_CSV ? csv_line(p, s, n) : tsv_line(p, s, n, 0);
 }
 
@@ -564,10 +570,11 @@ static int parse_all(Parser *p) {
 }
 
 /* Runs the parser over a prepared reader; out is filled or left empty. */
-static int parse_source(const char *path, LineReader *reader, const DatasetColumns *columns, TextDataset *out,
-                        char *err, size_t errlen) {
+static int parse_source(const char *path, LineReader *reader, const DatasetColumns *columns, int texts,
+                        TextDataset *out, char *err, size_t errlen) {
     Parser p;
     memset(&p, 0, sizeof p);
+    p.texts = texts;
     p.path = path;
     p.label_choice = columns && columns->label && *columns->label ? columns->label : "label";
     p.text_choice = columns && columns->text && *columns->text ? columns->text : "text";
@@ -599,19 +606,17 @@ int dataset_parse_columns(const char *path, const char *buf, size_t len, const D
     memset(&reader, 0, sizeof reader);
     reader.mem = buf ? buf : "";
     reader.mem_len = len;
-    return parse_source(path, &reader, columns, out, err, errlen);
+    return parse_source(path, &reader, columns, 0, out, err, errlen);
 }
 
 int dataset_parse(const char *path, const char *buf, size_t len, TextDataset *out, char *err, size_t errlen) {
     return dataset_parse_columns(path, buf, len, NULL, out, err, errlen);
 }
 
-int dataset_read(const char *path, TextDataset *out, char *err, size_t errlen) {
-    return dataset_read_columns(path, NULL, out, err, errlen);
-}
-
-int dataset_read_columns(const char *path, const DatasetColumns *columns, TextDataset *out, char *err,
-                         size_t errlen) {
+/* A file through the parser: columns chosen by name or number (NULL: label,
+ * text), or texts = 1 for one text a line where a line has no tab. */
+static int read_path(const char *path, const DatasetColumns *columns, int texts, TextDataset *out, char *err,
+                     size_t errlen) {
     if (!out) return fail(err, errlen, ERR_RUNTIME, "dataset_read: no output");
     memset(out, 0, sizeof *out);
     if (!path || !*path) return fail(err, errlen, ERR_INPUT, "no data file given");
@@ -631,11 +636,24 @@ int dataset_read_columns(const char *path, const DatasetColumns *columns, TextDa
         dataset_free(out);
         rc = fail(err, errlen, ERR_RUNTIME, "%s: out of memory", path);
     } else {
-        rc = parse_source(path, &reader, columns, out, err, errlen);
+        rc = parse_source(path, &reader, columns, texts, out, err, errlen);
     }
     free(reader.chunk);
     fclose(fp);
     return rc;
+}
+
+int dataset_read(const char *path, TextDataset *out, char *err, size_t errlen) {
+    return read_path(path, NULL, 0, out, err, errlen);
+}
+
+int dataset_read_columns(const char *path, const DatasetColumns *columns, TextDataset *out, char *err,
+                         size_t errlen) {
+    return read_path(path, columns, 0, out, err, errlen);
+}
+
+int dataset_read_texts(const char *path, TextDataset *out, char *err, size_t errlen) {
+    return read_path(path, NULL, 1, out, err, errlen);
 }
 
 void dataset_free(TextDataset *d) {

@@ -37,6 +37,11 @@ typedef struct {
  * blank lines and '#' comment lines; refuses invalid UTF-8, NUL bytes,
  * missing tab, empty label or text, an empty file. */
 int dataset_read(const char *path, TextDataset *out, char *err, size_t errlen);
+/* Texts for pretraining (SPEC 4b): a TSV or CSV as above (its labels are
+ * kept but mean nothing), or, when the first content line has no tab and is
+ * no CSV header, one text a line, each labelled TEXTS_LABEL. */
+#define TEXTS_LABEL "-"
+int dataset_read_texts(const char *path, TextDataset *out, char *err, size_t errlen);
 /* Same, from a buffer (for tests and fuzzing); path is used in messages. */
 int dataset_parse(const char *path, const char *buf, size_t len, TextDataset *out, char *err, size_t errlen);
 /* Same, with the columns chosen: when a choice differs from label/text the
