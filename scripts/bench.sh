@@ -232,12 +232,17 @@ echo "config,threads,ms_per_step,tokens_per_s,flops_per_token,gflops,peak_gflops
 fmt="%-6s %3s %9s %10s %9s %6s %7s %8s %11s %10s %10s %7s\n"
 printf "$fmt" config thr ms/step tokens/s GFLOP/s %peak RSS_MB limit_MB "torch idiom" "twin p=.1" "twin p=0" ratio
 declare -A TOKS GFLOPS RSS LIMIT RATIO HASH FLOPS
+FEWER=0
 for cfg in $CONFIGS; do
     for t in $THREADS; do
         json=$(OMP_NUM_THREADS=$t "$TOOL" --config "$cfg" --steps "$(steps_for "$cfg")" --warmup "$WARMUP")
         ms=$(json_get ms_per_step "$json")
         toks=$(json_get tokens_per_s "$json")
         gf=$(json_get gflops "$json")
+        # the team the program ended on: fewer threads than asked when other
+        # programs kept cores busy (threads.h)
+        shown_t=$t
+        [ "$(json_get threads "$json")" != "$t" ] && { shown_t="$t*"; FEWER=1; }
         FLOPS[$cfg]=$(json_get flops_per_token "$json")
         rss_mb=$(calc "$(json_get peak_rss_kb "$json") / 1024")
         analytic_mb=$(calc "$(json_get analytic_bytes "$json") / 1048576")
@@ -256,12 +261,13 @@ for cfg in $CONFIGS; do
         fi
         TOKS[$cfg,$t]=$toks GFLOPS[$cfg,$t]=$gf RSS[$cfg,$t]=$rss_mb LIMIT[$cfg,$t]=$limit_mb
         RATIO[$cfg,$t]=$ratio HASH[$cfg,$t]=$(json_get params_hash "$json")
-        printf "$fmt" "$cfg" "$t" "$(num 2 "$ms")" "$(num 0 "$toks")" "$(num 1 "$gf")" "$(num 0 "$frac" %)" \
+        printf "$fmt" "$cfg" "$shown_t" "$(num 2 "$ms")" "$(num 0 "$toks")" "$(num 1 "$gf")" "$(num 0 "$frac" %)" \
             "$(num 0 "$rss_mb")" "$(num 0 "$limit_mb")" "$(num 0 "$tidiom")" "$(num 0 "$tdrop")" "$(num 0 "$tnodrop")" \
             "$(num 2 "$ratio" x)"
         echo "$cfg,$t,$ms,$toks,${FLOPS[$cfg]},$gf,$peak,$frac,$rss_mb,$analytic_mb,$tidiom,$tdrop,$tnodrop,$ratio,$ratio_idiom,${HASH[$cfg,$t]}" >>"$CSV"
     done
 done
+[ "$FEWER" = 1 ] && echo "* ended on fewer threads than asked: other programs kept cores busy (timings not comparable)"
 echo
 echo "Analytic training cost per token (2 flops per multiply-add; backward = 2x forward):"
 for cfg in $CONFIGS; do
