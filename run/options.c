@@ -54,6 +54,9 @@ const OptionSpec OPTION_TABLE[] = {
     {"probs", OPT_FLAG, OFF(probs), "0", 0, 1, NULL, "predict: also print every class probability", 0},
     {"png", OPT_STRING, OFF(png_dir), "", 0, 0, NULL, "trace: write attention and PE heatmaps here", 0},
     {"untrained", OPT_FLAG, OFF(untrained), "0", 0, 1, NULL, "trace: use a freshly initialised model", 0},
+    {"backward", OPT_FLAG, OFF(backward), "0", 0, 1, NULL, "trace: also walk the loss's gradient back to the embeddings", 0},
+    {"label", OPT_STRING, OFF(label), "", 0, 0, NULL, "trace --backward: the label whose loss is differentiated (default: the predicted one)", 0},
+    {"html", OPT_STRING, OFF(html_path), "", 0, 0, NULL, "trace: write the whole walk as one self-contained HTML page here", 0},
 };
 const int OPTION_COUNT = (int)(sizeof OPTION_TABLE / sizeof OPTION_TABLE[0]);
 

@@ -13,6 +13,7 @@
 typedef struct {
     /* data */
     const char *val_path, *test_path, *tokenizer, *class_weights, *out_dir, *resume_dir, *model_dir, *png_dir;
+    const char *label, *html_path;  /* trace --backward's label, trace --html's file */
     double val_split;
     int vocab_size, min_freq;
     /* model */
@@ -25,7 +26,7 @@ typedef struct {
     double lr, weight_decay, warmup, clip;
     long long seed;
     /* output */
-    int quiet, probs, untrained;
+    int quiet, probs, untrained, backward;
     /* positional arguments (data file, texts, run directories) */
     char **args;
     int n_args;
