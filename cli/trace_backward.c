@@ -115,8 +115,8 @@ static void describe(TraceStage *s, const Trace *tr, GradStage stage, int l) {
                      "y1 = LN1(x + W_o heads + b_o), heads = attention(x): g = LN1 backward of dy1; "
                      "dx = g + W_in^T [dQ; dK; dV]");
         snprintf(s->rule[1], sizeof s->rule[1],
-                 "each head: dO = W_o^T g, dV = A^T dO, dA = dO V^T, dS = A (dA - rowsum(A dA)) / sqrt(%d), "
-                 "dQ = dS K, dK = dS^T Q", d / c->n_heads);
+                 "each head: dO = W_o^T %s, dV = A^T dO, dA = dO V^T, dS = A (dA - rowsum(A dA)) / sqrt(%d), "
+                 "dQ = dS K, dK = dS^T Q", pre ? "dr1" : "g", d / c->n_heads);
         break;
     case GRAD_EMBEDDING_SUM:
         break;
@@ -180,7 +180,7 @@ static void print_stage(FILE *out, const Trace *tr, const TraceStage *s, const c
             fprintf(out, "class ");
             trace_print_padded(out, tr->run.labels.names[best], 16);
         } else {
-            fprintf(out, " dim %-4d", best % s->cols);
+            fprintf(out, "%sdim %-4d", s->rows > 1 ? " " : "", best % s->cols);
         }
         fprintf(out, " %+.4e\n", s->grad[best]);
     }
