@@ -413,7 +413,6 @@ static const char TRACE_PAGE_SCRIPT[] =
     "  }\n"
     "  document.body.dataset.status = 'rendered';\n"
     "})();\n"
-
     ;
 
 #endif
