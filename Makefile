@@ -122,6 +122,48 @@ $(BUILD)/asan/%.o: %.c $(HEADERS) $(STB_DEP)
 	@$(if $(V),,echo "  CC asan $<")
 	$(Q)$(CC) $(ASAN_CFLAGS) -c $< -o $@
 
+# model/f64.c compiles model.c and nn/layers.c again with float meaning double
+# (trace --backward's live gradient check); objcopy makes all its symbols but
+# model_f64_probe local, so they do not clash with the float model's.
+OBJCOPY ?= objcopy
+F64_GLOBAL := --keep-global-symbol=model_f64_probe
+$(BUILD)/obj/model/f64.o: model/f64.c model.c nn/layers.c $(HEADERS)
+	@mkdir -p $(@D)
+	@$(if $(V),,echo "  CC f64  $<")
+	$(Q)$(CC) $(ALL_CFLAGS) -c $< -o $@.tmp && $(OBJCOPY) $(F64_GLOBAL) $@.tmp $@ && rm -f $@.tmp
+
+$(BUILD)/asan/model/f64.o: model/f64.c model.c nn/layers.c $(HEADERS)
+	@mkdir -p $(@D)
+	@$(if $(V),,echo "  CC asan $<")
+	$(Q)$(CC) $(ASAN_CFLAGS) -c $< -o $@.tmp && $(OBJCOPY) $(F64_GLOBAL) $@.tmp $@ && rm -f $@.tmp
+
+# A ./train with one wrong sign planted in LayerNorm's backward (a sed-mutated
+# copy of nn/layers.c, in both the float and the double build): trace
+# --backward's gradient check must fail with it (tests/test_teaching.sh).
+# Nothing of it reaches ./train.
+MUTANT := $(BUILD)/mutant
+MUTANT_OBJ := $(filter-out $(BUILD)/obj/nn/layers.o $(BUILD)/obj/model/f64.o,$(LIB_OBJ)) \
+              $(MUTANT)/nn/layers.o $(MUTANT)/model/f64.o
+$(MUTANT)/nn/layers.c: nn/layers.c
+	@mkdir -p $(@D)
+	$(Q)sed 's/dx\[c\] += rs \* (g - g_mean - xhat \* gx_mean);/dx[c] += rs * (g + g_mean - xhat * gx_mean);/' $< >$@.tmp
+	$(Q)if cmp -s $< $@.tmp; then echo "error: the planted sign no longer applies to nn/layers.c: update the sed in the Makefile" >&2; \
+	    rm -f $@.tmp; exit 1; fi
+	$(Q)mv $@.tmp $@
+
+$(MUTANT)/nn/layers.o: $(MUTANT)/nn/layers.c $(HEADERS)
+	@$(if $(V),,echo "  CC      $< (wrong sign planted)")
+	$(Q)$(CC) -I$(MUTANT) $(ALL_CFLAGS) -c $< -o $@
+
+$(MUTANT)/model/f64.o: model/f64.c model.c $(MUTANT)/nn/layers.c $(HEADERS)
+	@mkdir -p $(@D)
+	@$(if $(V),,echo "  CC f64  $< (wrong sign planted)")
+	$(Q)$(CC) -I$(MUTANT) $(ALL_CFLAGS) -c $< -o $@.tmp && $(OBJCOPY) $(F64_GLOBAL) $@.tmp $@ && rm -f $@.tmp
+
+$(MUTANT)/train: train.c $(MUTANT_OBJ) $(HEADERS)
+	@$(if $(V),,echo "  LD      $@")
+	$(Q)$(CC) $(ALL_CFLAGS) train.c $(MUTANT_OBJ) -o $@ $(LDLIBS)
+
 train: train.c $(LIB_OBJ) $(HEADERS)
 	@$(if $(V),,echo "  LD      $@")
 	$(Q)$(CC) $(ALL_CFLAGS) train.c $(LIB_OBJ) -o $@ $(LDLIBS)
@@ -151,7 +193,7 @@ $(BUILD)/train-asan: train.c $(ASAN_OBJ) $(HEADERS)
 	@$(if $(V),,echo "  LD      $@")
 	$(Q)$(CC) $(ASAN_CFLAGS) train.c $(ASAN_OBJ) -o $@ $(LDLIBS)
 
-test: train $(TEST_BIN) $(TOOL_BIN) $(ASAN_TEST_BIN) $(BUILD)/train-asan
+test: train $(TEST_BIN) $(TOOL_BIN) $(ASAN_TEST_BIN) $(BUILD)/train-asan $(MUTANT)/train
 	@bash scripts/run-tests.sh
 
 check-torch: $(BUILD)/tests/tool_torch_check

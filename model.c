@@ -75,7 +75,13 @@ struct ModelActs {
     float *mlm_h, *mlm_pre, *mlm_act, *mlm_out, *mlm_mean, *mlm_rstd, *mlm_probs, *mlm_row_loss;
     float *d_mlm_a, *d_mlm_b;           /* (B*T, d) backward scratch */
     size_t mlm_dense_w, mlm_dense_b, mlm_norm_w, mlm_norm_b, mlm_bias;
+    /* model_backward_walk's observer, NULL otherwise */
+    GradTap tap;
+    void *tap_ctx;
 };
+
+/* Shows the gradient at a stage boundary to the walk's observer, if any. */
+#define TAP(a, stage, layer, grad) do { if ((a)->tap) (a)->tap((a)->tap_ctx, (stage), (layer), (grad)); } while (0)
 
 /* ---------------------------------------------------------------- config */
 
@@ -603,6 +609,7 @@ static void layer_backward(Model *m, int l, const float *x, const float *dout, f
         layernorm_backward(d_resid1, G + lp->norm1_w, G + lp->norm1_b, d_ffn_in, la->resid1, P + lp->norm1_w,
                            la->ln1_mean, la->ln1_rstd, N, d);
     }
+    TAP(a, GRAD_LAYER_MID, l, pre ? d_resid1 : d_ffn_in);
     /* attention branch */
     const float *d_att_proj = d_resid1;
     if (dropout) {
@@ -686,8 +693,10 @@ void model_backward(Model *m) {
     model_zero_grad(m);
 
     crossentropy_backward(a->d_logits, a->probs, a->labels, a->class_weights, B, NC);
+    TAP(a, GRAD_LOGITS, -1, a->d_logits);
     zero_floats(a->d_pooled, B * d);
     linear_backward(a->d_pooled, G + a->head_w, G + a->head_b, a->d_logits, a->pooled, P + a->head_w, B, d, NC);
+    TAP(a, GRAD_POOLED, -1, a->d_pooled);
 
     /* gradient of the encoder output */
     float *d_enc = encoder_grad(m);
@@ -707,21 +716,34 @@ static void encoder_backward(Model *m) {
     int B = m->batch, T = m->seq_len, N = B * T, d = c->d_model;
     long Nd = (long)N * d;
     const float *d_enc = encoder_grad(m);
+    TAP(a, GRAD_ENCODER_OUT, -1, d_enc);
     if (c->norm == NORM_PRE) {
         const float *last = layer_input(m, c->n_layers);
         zero_floats(a->d_stream, Nd);
         layernorm_backward(a->d_stream, G + a->final_norm_w, G + a->final_norm_b, d_enc, last,
                            P + a->final_norm_w, a->final_mean, a->final_rstd, N, d);
+        TAP(a, GRAD_FINAL_NORM_IN, -1, a->d_stream);
     }
     /* layer by layer: layer_backward reads d_stream (its output gradient) before it
      * overwrites it with its input gradient */
-    for (int l = c->n_layers - 1; l >= 0; l--)
+    for (int l = c->n_layers - 1; l >= 0; l--) {
         layer_backward(m, l, layer_input(m, l), a->d_stream, a->d_stream, B, T);
+        TAP(a, GRAD_LAYER_IN, l, a->d_stream);
+    }
     /* embedding sum -> through the masked dropout -> table and learned positions */
     float *d_emb = a->d_stream;
     if (a->training) mul_forward(d_emb, d_emb, a->emb_mask, Nd);
+    TAP(a, GRAD_EMBEDDING_SUM, -1, d_emb);
     embedding_backward(G + a->embedding, c->pe == PE_LEARNED ? G + a->pos_embedding : NULL, d_emb, a->tokens,
                        c->emb_scale, B, T, d, c->vocab_size);
+}
+
+void model_backward_walk(Model *m, GradTap tap, void *ctx) {
+    m->acts->tap = tap;
+    m->acts->tap_ctx = ctx;
+    model_backward(m);
+    m->acts->tap = NULL;
+    m->acts->tap_ctx = NULL;
 }
 
 /* Whole-parameter passes are cut into this many contiguous blocks, a fixed

@@ -122,6 +122,20 @@ int model_mlm_position(const Model *model, int i);
 int model_mlm_target(const Model *model, int i);
 const float *model_mlm_probs(const Model *model, int i);
 int model_mlm_predicted(const Model *model, int i);
+/* The backward walked stage by stage, for teaching (trace --backward):
+ * model_backward_walk is model_backward calling tap at each stage boundary
+ * with the gradient of the loss there (layer -1 outside the layers). */
+typedef enum {
+    GRAD_LOGITS,        /* (B,n_classes): d loss / d logits */
+    GRAD_POOLED,        /* (B,d) */
+    GRAD_ENCODER_OUT,   /* (B,T,d): the pooling's input (after the final LayerNorm, pre-norm) */
+    GRAD_FINAL_NORM_IN, /* (B,T,d), pre-norm only: the final LayerNorm's input */
+    GRAD_LAYER_MID,     /* (B,T,d): layer l between its attention and FFN blocks (post: LN1's output; pre: r1) */
+    GRAD_LAYER_IN,      /* (B,T,d): layer l's input */
+    GRAD_EMBEDDING_SUM, /* (B,T,d): E[token] * emb_scale + PE, after the embedding dropout's mask */
+} GradStage;
+typedef void (*GradTap)(void *ctx, GradStage stage, int layer, const float *grad);
+void model_backward_walk(Model *model, GradTap tap, void *ctx);
 /* The predicted class of row b of the last forward: the most probable one,
  * the lowest index on a tie. eval, predict and trace all use this. */
 int model_predicted_class(const Model *model, int b);

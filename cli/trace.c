@@ -1,5 +1,7 @@
 /* trace.c: `./train trace`: one text walked through the network stage by
- * stage, for teaching: shapes, values, the PE formula, attention maps. */
+ * stage, for teaching: shapes, values, the PE formula, attention maps. The
+ * backward walk (--backward) is trace_backward.c, the page (--html)
+ * trace_html.c. */
 
 #include <errno.h>
 #include <math.h>
@@ -9,9 +11,9 @@
 
 #include "base/fileio.h"
 #include "cli/commands.h"
+#include "cli/trace.h"
 #include "nn/layers.h"
 #include "report/plot.h"
-#include "run/saved_model.h"
 
 #define SHOW_COLS 8         /* values printed per row */
 #define SHOW_ROWS 16        /* rows printed per matrix before "..." */
@@ -21,27 +23,9 @@
 #define PE_PICTURE_POSITIONS 100
 #define UNTRAINED_MAX_LEN 64 /* --untrained with --max-len auto */
 
-/* The traced text: per position its display label and token id. */
-typedef struct {
-    char **labels;       /* (T) what the position holds, printable */
-    int *ids;            /* (T) */
-    int T;
-    int n_text_tokens;   /* tokens the text has, before truncation */
-    int truncated;
-} TraceInput;
-
-/* Everything a trace reads. */
-typedef struct {
-    SavedModel run;
-    const char *source;  /* the checkpoint, or "untrained" */
-    TraceInput in;
-    const char *png_dir; /* NULL: no pictures */
-} Trace;
-
 /* ------------------------------------------------------------ text helpers */
 
-/* Prints s cut to width code points and padded with spaces to width. */
-static void print_padded(FILE *out, const char *s, int width) {
+void trace_print_padded(FILE *out, const char *s, int width) {
     int shown = 0;
     for (const char *p = s; *p; p++) {
         int starts = ((unsigned char)*p & 0xC0) != 0x80;
@@ -244,7 +228,7 @@ static int refuse_shaping_options(const Options *o) {
 
 static void print_row_label(FILE *out, const Trace *tr, int t) {
     fprintf(out, "    %3d ", t);
-    print_padded(out, tr->in.labels[t], LABEL_CHARS);
+    trace_print_padded(out, tr->in.labels[t], LABEL_CHARS);
 }
 
 /* A (T, cols) matrix, one row per position: the first few values of each. */
@@ -394,7 +378,7 @@ static void print_attention_head(FILE *out, const Trace *tr, const float *w) {
         int top = 0;
         for (int k = 1; k < T; k++) if (row[k] > row[top]) top = k;
         fprintf(out, "    q%-3d", q);
-        print_padded(out, tr->in.labels[q], LABEL_CHARS);
+        trace_print_padded(out, tr->in.labels[q], LABEL_CHARS);
         fprintf(out, " |");
         for (int k = 0; numbers && k < T; k++) fprintf(out, " %.4f", tr->in.ids[k] == TOKEN_PAD ? 0.0f : row[k]);
         fprintf(out, " | top: %s (pos %d, %.4f)\n", tr->in.labels[top], top, row[top]);
@@ -447,7 +431,7 @@ static void print_head(FILE *out, const Trace *tr) {
     int best = model_predicted_class(m, 0);
     for (int k = 0; k < C; k++) {
         fprintf(out, "    ");
-        print_padded(out, tr->run.labels.names[k], 16);
+        trace_print_padded(out, tr->run.labels.names[k], 16);
         fprintf(out, " %10.4f %12.6f\n", m->logits[k], m->probs[k]);
     }
     fprintf(out, "    predicted label: %s (probability %.6f)\n", tr->run.labels.names[best], m->probs[best]);
@@ -556,7 +540,27 @@ static int input_parts(const Trace *tr, float **emb_out, float **pe_out) {
     return 0;
 }
 
-static int walk(Trace *tr, const char *text) {
+/* What the walk does besides the forward: --backward (label -1: the
+ * predicted one), --html. */
+typedef struct {
+    int backward, label;
+    uint64_t seed;
+    const char *html_path;   /* NULL: no page */
+} WalkExtras;
+
+static int write_page(const Trace *tr, const float *emb, const float *pe, const TraceBackward *bw, const char *path) {
+    char err[1024];
+    if (trace_html_write(tr, emb, pe, bw, path, err, sizeof err) != 0) {
+        fprintf(stderr, "error: --html %s: %s\n", path, err);
+        return -1;
+    }
+    struct stat st;
+    printf("\n[html] wrote %s (%lld bytes): open it in a browser; point at a query token to see its attention\n", path,
+           stat(path, &st) == 0 ? (long long)st.st_size : 0LL);
+    return 0;
+}
+
+static int walk(Trace *tr, const char *text, const WalkExtras *x) {
     Model *m = tr->run.model;
     ForwardOptions eval = {.training = 0};
     model_forward(m, tr->in.ids, NULL, 1, tr->in.T, &eval);
@@ -571,16 +575,31 @@ static int walk(Trace *tr, const char *text) {
     print_positional(stdout, tr, pe);
     print_sum(stdout, tr, model_embedding_sum(m), emb, pe);
     for (int l = 0; l < m->cfg.n_layers; l++) print_layer(stdout, tr, l);
+    int rc = EXIT_OK;
+    TraceBackward bw;
+    memset(&bw, 0, sizeof bw);
     if (model_is_mlm(&m->cfg)) {   /* a pretrain run: no classes; what fills each [MASK] */
         printf("\nMLM head (pretrain run): the %d most likely tokens at each [MASK]\n", CLI_MASK_TOP);
         cli_print_mask_fills(stdout, &tr->run, tr->in.ids, 1, tr->in.T, 1);
     } else {
         print_head(stdout, tr);
+        if (x->backward) {
+            int label = x->label >= 0 ? x->label : model_predicted_class(m, 0);
+            if (x->label < 0)
+                printf("\n(--label not given: the backward differentiates the loss of the predicted label '%s')\n",
+                       tr->run.labels.names[label]);
+            rc = trace_backward(tr, label, x->seed, &bw, stdout);
+        }
     }
-    int rc = tr->png_dir ? write_pictures(tr, pe) : 0;
+    /* the pictures and the page are written even when the gradient check failed: they show the failure */
+    int drawn = rc == EXIT_OK || bw.checks_failed;
+    if (drawn && tr->png_dir && write_pictures(tr, pe) != 0) rc = EXIT_RUNTIME;
+    if (drawn && x->html_path && write_page(tr, emb, pe, x->backward ? &bw : NULL, x->html_path) != 0)
+        rc = EXIT_RUNTIME;
+    trace_backward_free(&bw);
     free(emb);
     free(pe);
-    return rc == 0 ? EXIT_OK : EXIT_RUNTIME;
+    return rc;
 }
 
 int command_trace(const Options *o) {
@@ -609,9 +628,16 @@ int command_trace(const Options *o) {
         fprintf(stderr, "error: out of memory\n");
         return EXIT_RUNTIME;
     }
+    if (o->label && *o->label && !o->backward) {
+        free(text);
+        fprintf(stderr, "error: --label names the label whose loss --backward differentiates: add --backward\n");
+        return EXIT_USAGE;
+    }
     Trace tr;
     memset(&tr, 0, sizeof tr);
+    tr.text = text;
     tr.png_dir = o->png_dir && *o->png_dir ? o->png_dir : NULL;
+    WalkExtras extras = {o->backward, -1, (uint64_t)o->seed, o->html_path && *o->html_path ? o->html_path : NULL};
     char source[4200];
     int rc;
     if (has_model) {
@@ -623,12 +649,21 @@ int command_trace(const Options *o) {
                  "own tokens; classes 'class 0', 'class 1')", o->seed);
     }
     tr.source = source;
+    if (rc == EXIT_OK && o->label && *o->label) {
+        extras.label = labels_index(&tr.run.labels, o->label);
+        if (extras.label < 0) {
+            int n = snprintf(err, sizeof err, "--label: '%s' is not a label of this model; its labels are", o->label);
+            for (int k = 0; k < tr.run.labels.n && n > 0 && (size_t)n < sizeof err; k++)
+                n += snprintf(err + n, sizeof err - n, "%s '%s'", k ? "," : "", tr.run.labels.names[k]);
+            rc = EXIT_USAGE;
+        }
+    }
     if (rc != EXIT_OK) fprintf(stderr, "error: %s\n", err);
     else if (trace_input_make(&tr.in, &tr.run, text) != 0) {
         fprintf(stderr, "error: cannot encode the text (out of memory)\n");
         rc = EXIT_RUNTIME;
     } else {
-        rc = walk(&tr, text);
+        rc = walk(&tr, text, &extras);
     }
     trace_input_free(&tr.in);
     saved_model_free(&tr.run);

@@ -51,7 +51,8 @@ const CommandSpec COMMANDS[] = {
      "encoding, each layer's attention, pooling, logits and softmax. --png DIR also draws\n"
      "each head's attention and the positional encoding. With --model the run's own\n"
      "configuration is used; the model options shape an --untrained model only.\n",
-     "model untrained png threads d-model heads layers d-ff max-len activation norm pool pe tokenizer seed"},
+     "model untrained png backward label html threads d-model heads layers d-ff max-len activation norm pool pe "
+     "tokenizer seed"},
     {"reproduce",
      "./train reproduce RUN [--out NEW]\n",
      "Re-runs a recorded run from RUN/run.json (refusing if its data changed) into\n"

@@ -65,6 +65,9 @@ const OptionSpec OPTION_TABLE[] = {
     {"header", OPT_FLAG, OFF(header), "0", 0, 1, NULL, "predict: first print a line naming the columns", 0},
     {"strict", OPT_FLAG, OFF(strict), "0", 0, 1, NULL,
      "predict/eval: an input truncated, empty or invalid is an error", 0},
+    {"backward", OPT_FLAG, OFF(backward), "0", 0, 1, NULL, "trace: also walk the loss's gradient back to the embeddings", 0},
+    {"label", OPT_STRING, OFF(label), "", 0, 0, NULL, "trace --backward: the label whose loss is differentiated (default: the predicted one)", 0},
+    {"html", OPT_STRING, OFF(html_path), "", 0, 0, NULL, "trace: write the whole walk as one self-contained HTML page here", 0},
 };
 const int OPTION_COUNT = (int)(sizeof OPTION_TABLE / sizeof OPTION_TABLE[0]);
 

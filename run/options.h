@@ -15,6 +15,7 @@ typedef struct {
     const char *val_path, *test_path, *tokenizer, *class_weights, *out_dir, *resume_dir, *model_dir, *png_dir;
     const char *task;            /* "classify", or "pretrain" (./train pretrain, SPEC 4b) */
     const char *init_dir;        /* --init RUN: tokenizer and encoder from a pretrain run */
+    const char *label, *html_path;  /* trace --backward's label, trace --html's file */
     double val_split;
     int vocab_size, min_freq;
     /* model */
@@ -27,7 +28,7 @@ typedef struct {
     double lr, weight_decay, warmup, clip;
     long long seed;
     /* output */
-    int quiet, probs, untrained;
+    int quiet, probs, untrained, backward;
     /* predict and eval: --header, --strict; the columns of a file with a header row */
     int header, strict;
     const char *label_column, *text_column;

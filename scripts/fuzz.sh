@@ -51,10 +51,10 @@ read -ra stb_flags <<<"$stb"
 
 # ------------------------------------------------------------ targets
 # name: sources besides tests/<name>.c
-lib_sources() {  # every library source (the layer folders, model.c) but the third-party stb
+lib_sources() {  # every library source (the layer folders, model.c) but the third-party stb and model/f64.c
     local f
     for f in model.c base/*.c formats/*.c nn/*.c model/*.c text/*.c report/*.c run/*.c cli/*.c; do
-        [ "$f" = report/stb_impl.c ] || echo "$f"
+        [ "$f" = report/stb_impl.c ] || [ "$f" = model/f64.c ] || echo "$f"
     done
 }
 sources_of() {
@@ -71,7 +71,10 @@ build() {  # name
     if [ "$name" = fuzz_checkpoint ]; then
         # the third-party stb implementation: built once, plainly, without our sanitizers' noise
         "$clang" -std=c11 -O1 -w "${stb_flags[@]}" -c report/stb_impl.c -o "$out/stb_impl.o" || return 1
-        extra=("${stb_flags[@]}" "$out/stb_impl.o")
+        # model/f64.c is model.c again in double: as the Makefile does, only model_f64_probe stays global
+        "$clang" "${flags[@]}" -c model/f64.c -o "$out/f64.tmp.o" \
+            && "${OBJCOPY:-objcopy}" --keep-global-symbol=model_f64_probe "$out/f64.tmp.o" "$out/f64.o" || return 1
+        extra=("${stb_flags[@]}" "$out/stb_impl.o" "$out/f64.o")
     fi
     # shellcheck disable=SC2046
     "$clang" "${flags[@]}" -I. "${extra[@]}" "tests/$name.c" $(sources_of "$name") -lm -o "$out/$name"

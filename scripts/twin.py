@@ -2,6 +2,7 @@
 """twin.py: the C model's twin in PyTorch, its cross-check against the C side, and PyTorch timings.
 
   twin.py check DIR [--dtype float32|float64]   compare every DIR/CASE written by tool_torch_check
+  twin.py saliency MODEL --ids 2,7,3 --label K  per-token gradient x input by autograd (trace --backward's test)
   twin.py selftest                              checks of the twin against itself
   twin.py bench --vocab V --seq T ...           ms per training step of the same model in PyTorch
                 [--idiomatic] [--inference]     ... or of the idiomatic model; or forward passes only
@@ -227,13 +228,20 @@ class Twin(nn.Module):
         else:
             self.head = nn.Linear(d, cfg["n_classes"])
 
-    def encode(self, tokens):
+    def embed(self, tokens):
+        """The embedding sum E[token] * emb_scale + PE, (B, T, d): the encoder's input before dropout."""
         B, T = tokens.shape
         x = self.embedding(tokens) * self.cfg["emb_scale"]
         if self.cfg["pe"] == "sinusoidal":
             x = x + self.pe_table[:T].to(x.dtype)
         elif self.cfg["pe"] == "learned":
             x = x + self.pos_embedding(torch.arange(T, device=tokens.device))
+        return x
+
+    def encode(self, tokens, x=None):
+        """The encoder's output (B, T, d); x, when given, replaces the embedding sum
+        (a leaf to differentiate against)."""
+        x = self.embed(tokens) if x is None else x
         x = masked_dropout(x, tokens, self.cfg["dropout"], self.training)
         pad = tokens == PAD
         return self.encoder(x, src_key_padding_mask=pad)
@@ -243,9 +251,10 @@ class Twin(nn.Module):
         h = self.encode(tokens)
         return self.mlm(h[targets >= 0], self.embedding.weight)
 
-    def forward(self, tokens):
+    def forward(self, tokens, x=None):
+        """Logits; x, when given, replaces the embedding sum."""
         pad = tokens == PAD
-        h = self.encode(tokens)
+        h = self.encode(tokens, x)
         if self.cfg["pool"] == "cls":
             pooled = h[:, 0]
         else:
@@ -447,6 +456,23 @@ def cmd_check(args):
               f"{num(s['adamw'], 13)} {num(worst[0], 14)}  {'PASS' if ok else 'FAIL'}    {worst[1]}")
     print(f"REPORT twin check ({args.dtype}): {len(cases) - n_fail}/{len(cases)} cases pass")
     return 1 if n_fail else 0
+
+
+# ---------------------------------------------------------------- saliency
+
+def cmd_saliency(args):
+    """trace --backward's saliency by autograd: s_t = -sum_j x[t,j] dloss/dx[t,j] at the embedding
+    sum x, for the loss of one label, in eval mode; one value a line, in position order."""
+    dtype = {"float32": torch.float32, "float64": torch.float64}[args.dtype]
+    model, _ = load_twin(args.model, dtype)
+    model.eval()
+    tokens = torch.tensor([[int(i) for i in args.ids.split(",")]])
+    x = model.embed(tokens).detach().requires_grad_(True)
+    loss = loss_fn(model(tokens, x), torch.tensor([args.label]))
+    loss.backward()
+    for s in (-(x * x.grad).sum(-1))[0].tolist():
+        print(f"{s:.9e}")
+    return 0
 
 
 # ---------------------------------------------------------------- self test
@@ -719,6 +745,11 @@ def main(argv):
     p.add_argument("dir")
     p.add_argument("--dtype", choices=["float32", "float64"], default="float32")
     sub.add_parser("selftest", help="check the twin against itself")
+    p = sub.add_parser("saliency", help="per-token gradient x input at the embedding sum, by autograd")
+    p.add_argument("model", help="a model.safetensors")
+    p.add_argument("--ids", required=True, help="the token ids, comma-separated, [CLS] and [SEP] included")
+    p.add_argument("--label", type=int, required=True, help="the class index whose loss is differentiated")
+    p.add_argument("--dtype", choices=["float32", "float64"], default="float64")
     p = sub.add_parser("bench", help="time training steps of the same model in PyTorch")
     for name, default in (("vocab", 1000), ("seq", 64), ("d-model", 128), ("heads", 4),
                           ("d-ff", 512), ("layers", 2), ("classes", 2), ("batch", 32),
@@ -746,7 +777,7 @@ def main(argv):
     p.add_argument("--sizes", type=int, nargs="+", default=[1024, 1536, 2048])
     p.add_argument("--reps", type=int, default=4)
     args = ap.parse_args(argv)
-    return {"check": cmd_check, "selftest": cmd_selftest, "bench": cmd_bench,
+    return {"check": cmd_check, "selftest": cmd_selftest, "saliency": cmd_saliency, "bench": cmd_bench,
             "matmul-peak": cmd_matmul_peak, "bpe-check": cmd_bpe_check}[args.cmd](args)
 
 

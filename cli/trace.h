@@ -1,0 +1,90 @@
+/* trace.h: what the parts of `./train trace` share: the traced input, the
+ * backward walk's results (trace_backward.c) and the page (trace_html.c).
+ * trace.c walks forward and prints; the others read the model's views of
+ * the same forward. */
+#ifndef CLI_TRACE_H
+#define CLI_TRACE_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "run/saved_model.h"
+
+/* The traced text: per position its display label and token id. */
+typedef struct {
+    char **labels;       /* (T) what the position holds, printable */
+    int *ids;            /* (T) */
+    int T;
+    int n_text_tokens;   /* tokens the text has, before truncation */
+    int truncated;
+} TraceInput;
+
+/* Everything a trace reads. */
+typedef struct {
+    SavedModel run;
+    const char *source;  /* the checkpoint, or "untrained" */
+    const char *text;
+    TraceInput in;
+    const char *png_dir; /* NULL: no pictures */
+} Trace;
+
+/* Prints s cut to width code points and padded with spaces to width. */
+void trace_print_padded(FILE *out, const char *s, int width);
+
+/* ------------------------------------------------------------ backward */
+
+enum { TRACE_CHECKS = 4 };  /* three weights and one input */
+
+/* One stage of the backward walk: the gradient of the loss at a boundary. */
+typedef struct {
+    GradStage stage;     /* where model_backward_walk showed it */
+    int layer;           /* 0-based, -1 outside the layers */
+    char title[160];     /* what the gradient is of */
+    char rule[2][320];   /* the backward rule that produced it, one or two lines */
+    int rows, cols;      /* (T, d), or (1, d) for pooled, (1, C) for the logits */
+    float *grad;         /* rows x cols */
+    double norm;         /* Frobenius norm, in double */
+} TraceStage;
+
+/* One weight of the live check: the trace's float backward, the double
+ * build's backward and its central difference. */
+typedef struct {
+    char what[160];      /* e.g. "encoder.layers.0.linear1.weight[17, 3]" */
+    size_t index;        /* into the parameters */
+    double scale;        /* printed values are divided by this (the input probe: emb_scale) */
+    double float_grad, analytic, numeric;
+    double rel_error;    /* |numeric - analytic| / max(|numeric|, |analytic|) */
+    int passed;
+} TraceCheck;
+
+typedef struct {
+    int label;           /* the class whose loss is differentiated */
+    double loss;         /* -log p_label, float model */
+    double loss_f64;     /* the same from the double build */
+    TraceStage *stages;  /* in backward order: logits first, the embedding sum last */
+    int n_stages;
+    double *param_norms; /* (n_tensors) */
+    double grad_norm;    /* all parameters */
+    TraceCheck checks[TRACE_CHECKS];
+    int n_checks;
+    int checks_failed;
+    float *saliency;     /* (T): -sum_j x[t,j] dloss/dx[t,j], positive = toward the label */
+} TraceBackward;
+
+/* The loss for label, its gradient walked back through every stage, every
+ * parameter's gradient norm, the live check of weights chosen by seed, and
+ * the saliency, printed to out and kept in bw. Runs a forward of its own.
+ * Returns EXIT_OK, EXIT_RUNTIME (out of memory: message printed), or
+ * EXIT_RUNTIME with bw->checks_failed set when the gradient check fails. */
+int trace_backward(const Trace *tr, int label, uint64_t seed, TraceBackward *bw, FILE *out);
+void trace_backward_free(TraceBackward *bw);
+
+/* ------------------------------------------------------------ the page */
+
+/* One self-contained HTML file of the whole walk (inline CSS and script, no
+ * network): the model's views of the last forward, and the backward when bw
+ * is not NULL. emb and pe are (T, d). 0, or -1 with a message. */
+int trace_html_write(const Trace *tr, const float *emb, const float *pe, const TraceBackward *bw, const char *path,
+                     char *err, size_t errlen);
+
+#endif

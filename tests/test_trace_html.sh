@@ -1,0 +1,134 @@
+#!/usr/bin/env bash
+# test_trace_html.sh: `./train trace --html FILE` in a real browser. Debian's chromium, headless, loads
+# each page; the page's scripts must run without an error (body data-status "rendered", #errors empty),
+# and the attention view of a chosen layer, head and query, pointed at as a reader would, must show the
+# weights trace prints. Also: the page is self-contained (no address, no external file) and a 64-token
+# input stays under 2 MB. Skips, saying so, where chromium is not installed (.ci/run installs it).
+# Run from the project root after make: bash tests/test_trace_html.sh.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+failures=0
+fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+pass() { echo "ok: $*"; }
+
+[ -x ./train ] || { echo "FAIL: ./train is missing (run make)"; exit 1; }
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+tiny=(--d-model 16 --heads 2 --d-ff 32 --layers 2 --threads 1)
+export OMP_NUM_THREADS=1
+
+# ---- pages are written, and are self-contained, with or without a browser
+if ./train trace --untrained "${tiny[@]}" --backward "the cat sat on the mat" --html "$tmp/fresh.html" >"$tmp/fresh.txt" 2>&1 \
+    && [ -s "$tmp/fresh.html" ] && grep -q "^\[html\] wrote $tmp/fresh.html (" "$tmp/fresh.txt"; then
+    pass "--html writes the page and says where"
+else
+    cat "$tmp/fresh.txt"; fail "trace --html failed"
+fi
+if grep -Eiq 'https?://|<link|<img|<iframe|src=|@import|url\(' "$tmp/fresh.html"; then
+    fail "the page refers to something outside itself: $(grep -Eio 'https?://[^ "]*|<link[^>]*|src=[^ >]*|@import|url\(' "$tmp/fresh.html" | head -3)"
+else
+    pass "the page loads nothing from outside (no address, link, src or import)"
+fi
+./train trace --untrained "${tiny[@]}" "a b" --html "$tmp/missing/x.html" >"$tmp/bad.out" 2>"$tmp/bad.err"
+rc=$?
+[ "$rc" -eq 1 ] && grep -q "error: --html $tmp/missing/x.html" "$tmp/bad.err" \
+    && pass "--html into a folder that does not exist: exit 1 naming it" || fail "unwritable --html: exit $rc, $(cat "$tmp/bad.err")"
+
+browser=$(command -v chromium || command -v chromium-browser || true)
+if [ -z "$browser" ]; then
+    echo "skipped: the browser checks need chromium (apt-get install -y chromium); .ci/run installs it"
+    if [ "$failures" -gt 0 ]; then echo "$failures failure(s)"; exit 1; fi
+    exit 0
+fi
+
+# The DOM after the page's scripts ran, for a file and an address fragment.
+dump() {  # page fragment
+    timeout 180 "$browser" --headless --no-sandbox --disable-gpu --no-first-run --user-data-dir="$tmp/profile" \
+        --dump-dom "file://$1#$2" 2>"$tmp/browser.err"
+}
+
+# The weights trace prints for layer L, head H, query Q: the numbers of row "qQ ..." after "layer L, head H of".
+trace_row() {  # trace-output L H Q
+    awk -v l="$2" -v h="$3" -v q="$4" '
+        $0 ~ "^    layer " l ", head " h " of " { on = 1; next }
+        on && $1 == "q" q { split($0, parts, "|"); print parts[2]; exit }
+        on && /^    layer / { on = 0 }' "$1" | tr -s ' ' | sed 's/^ //; s/ $//'
+}
+
+# Loads the page pointed at (L, H, Q); checks the scripts finished without an error and that the view holds
+# the weights trace printed.
+check_page() {  # name page trace-output L H Q
+    local name=$1 page=$2 out=$3 l=$4 h=$5 q=$6
+    dump "$page" "probe=$l,$h,$q" >"$tmp/dom.html"
+    local status errors shown want
+    status=$(grep -o 'data-status="[a-z]*"' "$tmp/dom.html" | head -n 1)
+    errors=$(sed -n 's/.*<div id="errors">\([^<]*\)<\/div>.*/\1/p' "$tmp/dom.html")
+    if [ "$status" = 'data-status="rendered"' ] && grep -q '<div id="errors"></div>' "$tmp/dom.html"; then
+        pass "$name: chromium ran the page's scripts to the end without an error"
+    else
+        fail "$name: the page did not finish: ${status:-no status} ${errors}"; tail -n 5 "$tmp/browser.err"
+        return
+    fi
+    shown=$(sed -n "s/.*<pre id=\"probe\">probe layer $l head $h query $q [^:]*: \([0-9. ]*\)<\/pre>.*/\1/p" "$tmp/dom.html")
+    want=$(trace_row "$out" "$l" "$h" "$q")
+    if [ -n "$want" ] && [ "$shown" = "$want" ]; then
+        pass "$name: layer $l, head $h pointed at query $q shows the weights trace prints ($(wc -w <<<"$want") keys)"
+    else
+        fail "$name: layer $l head $h query $q: the page shows '$shown', trace prints '$want'"
+    fi
+}
+
+# ---- a trained run, with the backward walk
+awk 'BEGIN { srand(3); split("a b c d e f g h", w, " ")
+    for (n = 0; n < 200; n++) {
+        len = 4 + int(rand() * 4); i = int(rand() * len)
+        do j = int(rand() * len); while (j == i)
+        s = ""
+        for (k = 0; k < len; k++) s = s (k ? " " : "") (k == i ? "x" : k == j ? "y" : w[1 + int(rand() * 8)])
+        print (i < j ? "xy" : "yx") "\t" s
+    } }' >"$tmp/order.tsv"
+if ./train "$tmp/order.tsv" --epochs 2 --lr 0.01 --batch-size 16 "${tiny[@]}" --quiet --out "$tmp/run" >"$tmp/fit.log" 2>&1; then
+    ./train trace --model "$tmp/run" --backward --label yx "a y b x c d" --html "$tmp/run.html" >"$tmp/run.txt" 2>&1 \
+        || { cat "$tmp/run.txt"; fail "trace --backward --html failed"; }
+    check_page "trained run" "$tmp/run.html" "$tmp/run.txt" 2 2 3
+    check_page "trained run" "$tmp/run.html" "$tmp/run.txt" 1 1 0
+    # the harness sees a script that fails: a page whose data lost a field
+    sed 's/const T = D.tokens.length/const T = D.tokenz.length/' "$tmp/run.html" >"$tmp/broken.html"
+    dump "$tmp/broken.html" "probe=1,1,0" >"$tmp/dom.html"
+    grep -q 'data-status="loading"' "$tmp/dom.html" && grep -q '<div id="errors">script error: .*TypeError' "$tmp/dom.html" \
+        && pass "a page whose script throws is caught (status stays loading, #errors names the TypeError)" \
+        || fail "a broken page was not noticed: $(grep -o '<div id="errors">[^<]*' "$tmp/dom.html")"
+    dump "$tmp/run.html" "" >"$tmp/dom.html"
+    n_sal=$(grep -o ' data-s="[^"]*"' "$tmp/dom.html" | wc -l)
+    grep -q 'id="saliency-text"' "$tmp/dom.html" && [ "$n_sal" -eq 8 ] && grep -q '\[7.1\] gradient at the logits' "$tmp/dom.html" \
+        && grep -q 'live gradient check' "$tmp/dom.html" && ! grep -q '>FAIL<' "$tmp/dom.html" \
+        && pass "the page draws the gradient walk, the passing check and the saliency over the 8 positions" \
+        || fail "the backward part of the page is missing (saliency spans: $n_sal)"
+else
+    cat "$tmp/fit.log"; fail "training the tiny run failed"
+fi
+
+# ---- the classic example: untrained, 10 tokens x 512 dimensions, 8 heads
+ten="the cat sat on the mat because it was tired"
+./train trace --untrained --d-model 512 --heads 8 --layers 1 --d-ff 64 --threads 1 "$ten" --html "$tmp/u512.html" \
+    >"$tmp/u512.txt" 2>&1 || { cat "$tmp/u512.txt"; fail "untrained 512 trace --html failed"; }
+check_page "untrained d=512" "$tmp/u512.html" "$tmp/u512.txt" 1 8 11
+
+# ---- a 64-token input through the default model, with the backward walk: under 2 MB, and it renders
+long=$(awk 'BEGIN { for (i = 0; i < 62; i++) printf "%sw%d", i ? " " : "", i % 37 }')
+./train trace --untrained --threads 1 --backward "$long" --html "$tmp/long.html" >"$tmp/long.txt" 2>&1 \
+    || { cat "$tmp/long.txt"; fail "64-token trace --html failed"; }
+bytes=$(wc -c <"$tmp/long.html")
+grep -q '= 64 positions' "$tmp/long.txt" && [ "$bytes" -lt 2000000 ] \
+    && pass "64 positions, default model, with --backward: $bytes bytes, under 2 MB" || fail "64-token page: $bytes bytes"
+echo "REPORT trace --html: 64-token input through the default model with --backward: $bytes bytes"
+# trace prints no numbers for 64 positions: the view must show 64 weights that sum to 1
+dump "$tmp/long.html" "probe=2,4,63" >"$tmp/dom.html"
+shown=$(sed -n 's/.*<pre id="probe">probe layer 2 head 4 query 63 [^:]*: \([0-9. ]*\)<\/pre>.*/\1/p' "$tmp/dom.html")
+grep -q 'data-status="rendered"' "$tmp/dom.html" && grep -q '<div id="errors"></div>' "$tmp/dom.html" \
+    && awk -v w="$shown" 'BEGIN { n = split(w, v, " "); for (i = 1; i <= n; i++) s += v[i]; exit !(n == 64 && s > 0.995 && s < 1.005) }' \
+    && pass "64 tokens: the page renders without an error; query 63 of layer 2, head 4 shows 64 weights summing to 1" \
+    || fail "64 tokens: the page did not render or the view is wrong: '$shown'"
+
+if [ "$failures" -gt 0 ]; then echo "$failures failure(s)"; exit 1; fi
+echo "all page checks passed"
