@@ -25,6 +25,7 @@ typedef struct {
     long long seed;
     /* output */
     int quiet, probs, untrained;
+    int overwrite;         /* train into a directory that holds a run, replacing it */
     /* positional arguments (data file, texts, run directories) */
     char **args;
     int n_args;

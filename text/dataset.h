@@ -20,18 +20,24 @@ typedef struct {
     char *path;        /* as given by the user */
     Example *examples; /* (n) */
     int n;
+    char sha256[65];   /* of the source's bytes, hashed as they were read (a stream is read once) */
+    long lines;        /* the source's lines, a last one without '\n' included */
 } TextDataset;
 
 /* Reads a TSV (label<TAB>text) or a CSV with a header holding `label` and
  * `text` columns (RFC 4180), chosen by the .csv extension or a header line.
  * Tolerates CRLF, a BOM, blank lines and '#' comment lines; refuses invalid
- * UTF-8, NUL bytes, missing tab, empty label or text, an empty file. */
+ * UTF-8, NUL bytes, missing tab, empty label or text, an empty file. The
+ * file is read once, as a stream (a FIFO or a pipe works), each line checked
+ * as it arrives: a line longer than the limit is refused as soon as the
+ * limit is passed, so an endless line (/dev/zero) ends quickly. */
 int dataset_read(const char *path, TextDataset *out, char *err, size_t errlen);
 /* Same, from a buffer (for tests and fuzzing); path is used in messages. */
 int dataset_parse(const char *path, const char *buf, size_t len, TextDataset *out, char *err, size_t errlen);
 void dataset_free(TextDataset *d);
 /* Stratified, seeded split: about frac of each class goes to val (at least one
- * example of a class with 2 or more). Examples are copied. */
+ * example of a class with 2 or more). Examples are copied; both parts keep
+ * the source's sha256 and lines. */
 int dataset_split(const TextDataset *all, double frac, uint64_t seed, TextDataset *train, TextDataset *val,
                   char *err, size_t errlen);
 
