@@ -49,9 +49,17 @@ static int resume(const DistContext *dist, const Options *given, int argc, char 
         fprintf(stderr, "error: --resume takes its data from the run's record; drop '%s'\n", given->args[0]);
         return EXIT_USAGE;
     }
+    RunDirPolicy policy = {RUNDIR_RESUME, 1, NULL, stderr};
+    RunDir dir;
     RunRecord info;
-    char err[1024];
+    char err[1024] = "";
+    int rc = rundir_claim(&dir, dist, given->resume_dir, &policy, err, sizeof err);
+    if (rc != EXIT_OK) {
+        if (err[0]) fprintf(stderr, "error: cannot resume: %s\n", err);
+        return rc;
+    }
     if (record_read(given->resume_dir, &info, err, sizeof err) != 0) {
+        rundir_release(&dir);
         fprintf(stderr, "error: cannot resume: %s\n", err);
         return EXIT_USAGE;
     }
@@ -62,7 +70,8 @@ static int resume(const DistContext *dist, const Options *given, int argc, char 
         options_format(given, s, value, sizeof value);
         options_set(&info.options, s, value, err, sizeof err);
     }
-    int rc = fit(dist, &info.options, info.data_path, given->resume_dir, 1, argc, argv, NULL, err, sizeof err);
+    rc = fit(dist, &info.options, info.data_path, given->resume_dir, 1, argc, argv, NULL, err, sizeof err);
+    rundir_release(&dir);
     record_free(&info);
     return report_fit_error(dist, rc, err);
 }
@@ -74,17 +83,23 @@ static int train_command(const DistContext *dist, Options *o, int argc, char **a
                 o->n_args == 0 ? "no data file given: ./train DATA.tsv [options]" : "more than one data file given");
         return EXIT_USAGE;
     }
-    char dir[4096];
-    /* TODO(rundir lock): when rundir_claim-style locking and auto-numbering are
-     * merged, claim dir here for classification and pretraining alike (a
-     * pretrain run's default is runs/<data-name>-pretrain). */
-    if (o->out_dir && *o->out_dir) snprintf(dir, sizeof dir, "%s", o->out_dir);
-    else rundir_default(o->args[0], options_pretrain(o) ? "-pretrain" : "", dir, sizeof dir);
     char err[1024] = "";
     /* --init RUN: the model options become RUN's (run.json records them) */
     int rc = init_adopt_options(o, err, sizeof err);
     if (rc != EXIT_OK) return report_fit_error(dist, rc, err);
-    rc = fit(dist, o, o->args[0], dir, 0, argc, argv, NULL, err, sizeof err);
+    /* SPEC 2: a directory holding a run is refused without --overwrite; the default one is numbered instead */
+    RunDirPolicy policy = {o->overwrite ? RUNDIR_OVERWRITE : RUNDIR_NEW, 1, NULL, stderr};
+    RunDir dir;
+    if (o->out_dir && *o->out_dir) {
+        rc = rundir_claim(&dir, dist, o->out_dir, &policy, err, sizeof err);
+    } else {
+        char base[4096];
+        rundir_default(o->args[0], options_pretrain(o) ? "-pretrain" : "", base, sizeof base);
+        rc = rundir_claim_numbered(&dir, dist, base, &policy, err, sizeof err);
+    }
+    if (rc != EXIT_OK) return report_fit_error(dist, rc, err);
+    rc = fit(dist, o, o->args[0], dir.path, 0, argc, argv, NULL, err, sizeof err);
+    rundir_release(&dir);
     return report_fit_error(dist, rc, err);
 }
 

@@ -44,21 +44,48 @@ static void compress(uint32_t state[8], const unsigned char block[64]) {
     state[4] += e; state[5] += f; state[6] += g; state[7] += h;
 }
 
-void sha256_hex(const void *data, size_t len, char hex[65]) {
-    uint32_t state[8] = {0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a,
-                         0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19};
+void sha256_init(Sha256 *s) {
+    static const uint32_t initial[8] = {0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a,
+                                        0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19};
+    memcpy(s->state, initial, sizeof initial);
+    s->used = 0;
+    s->len = 0;
+}
+
+void sha256_update(Sha256 *s, const void *data, size_t len) {
     const unsigned char *bytes = data;
-    size_t full = len / 64 * 64;
-    for (size_t i = 0; i < full; i += 64) compress(state, bytes + i);
+    s->len += len;
+    if (s->used > 0) {
+        size_t take = 64 - s->used < len ? 64 - s->used : len;
+        memcpy(s->block + s->used, bytes, take);
+        s->used += take;
+        bytes += take;
+        len -= take;
+        if (s->used < 64) return;
+        compress(s->state, s->block);
+        s->used = 0;
+    }
+    for (; len >= 64; bytes += 64, len -= 64) compress(s->state, bytes);
+    memcpy(s->block, bytes, len);
+    s->used = len;
+}
+
+void sha256_final_hex(Sha256 *s, char hex[65]) {
     /* padding: 0x80, zeros, then the length in bits as a big-endian u64 */
     unsigned char tail[128] = {0};
-    size_t rest = len - full;
-    memcpy(tail, bytes + full, rest);
-    tail[rest] = 0x80;
-    size_t tail_len = rest + 1 + 8 <= 64 ? 64 : 128;
-    uint64_t bits = (uint64_t)len * 8;
+    memcpy(tail, s->block, s->used);
+    tail[s->used] = 0x80;
+    size_t tail_len = s->used + 1 + 8 <= 64 ? 64 : 128;
+    uint64_t bits = s->len * 8;
     for (int i = 0; i < 8; i++) tail[tail_len - 1 - i] = (unsigned char)(bits >> (8 * i));
-    compress(state, tail);
-    if (tail_len == 128) compress(state, tail + 64);
-    for (int i = 0; i < 8; i++) snprintf(hex + 8 * i, 9, "%08x", state[i]);
+    compress(s->state, tail);
+    if (tail_len == 128) compress(s->state, tail + 64);
+    for (int i = 0; i < 8; i++) snprintf(hex + 8 * i, 9, "%08x", s->state[i]);
+}
+
+void sha256_hex(const void *data, size_t len, char hex[65]) {
+    Sha256 s;
+    sha256_init(&s);
+    sha256_update(&s, data, len);
+    sha256_final_hex(&s, hex);
 }

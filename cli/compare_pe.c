@@ -10,16 +10,28 @@
 #include "run/fit.h"
 #include "run/rundir.h"
 
+/* The base directory holds a comparison when it has these. */
+static const char *const COMPARISON_FILES[] = {"pe-sinusoidal/run.json", "pe-none/run.json", "compare.png", NULL};
+
 int command_compare_pe(const Options *o, int argc, char **argv) {
     if (o->n_args != 1) return cli_usage_error("compare-pe needs exactly one data file");
-    char base[4096];
-    if (o->out_dir && *o->out_dir) snprintf(base, sizeof base, "%s", o->out_dir);
-    else rundir_default(o->args[0], "-compare-pe", base, sizeof base);
+    /* the base directory is claimed (and locked) for both runs, as a training's directory is */
+    RunDirPolicy policy = {o->overwrite ? RUNDIR_OVERWRITE : RUNDIR_NEW, 0, COMPARISON_FILES, stderr};
+    RunDir claimed;
+    char err[1024] = "";
+    int rc;
+    if (o->out_dir && *o->out_dir) {
+        rc = rundir_claim(&claimed, NULL, o->out_dir, &policy, err, sizeof err);
+    } else {
+        char name[4096];
+        rundir_default(o->args[0], "-compare-pe", name, sizeof name);
+        rc = rundir_claim_numbered(&claimed, NULL, name, &policy, err, sizeof err);
+    }
+    if (rc != EXIT_OK) return cli_report(rc, err);
+    const char *base = claimed.path;
     const char *kinds[2] = {"sinusoidal", "none"};
     FitSummary summary[2];
     memset(summary, 0, sizeof summary);
-    int rc = EXIT_OK;
-    char err[1024] = "";
     for (int r = 0; r < 2 && rc == EXIT_OK; r++) {
         Options run = *o;
         run.pe = (char *)kinds[r];
@@ -51,5 +63,6 @@ int command_compare_pe(const Options *o, int argc, char **argv) {
     }
     free(summary[0].history);
     free(summary[1].history);
+    rundir_release(&claimed);
     return rc == EXIT_INTERRUPTED ? rc : cli_report(rc, err);
 }

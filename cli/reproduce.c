@@ -8,6 +8,7 @@
 #include "cli/traces.h"
 #include "run/fit.h"
 #include "run/record.h"
+#include "run/rundir.h"
 
 static double max_trace_difference(const EpochRecord *a, const EpochRecord *b, int n) {
     double worst = 0;
@@ -51,14 +52,28 @@ int command_reproduce(const Options *o, int argc, char **argv) {
         fprintf(stderr, "error: cannot reproduce %s: %s\n", dir, why);
         return rc;
     }
-    char out_dir[4096];
-    if (o->out_dir && *o->out_dir) snprintf(out_dir, sizeof out_dir, "%s", o->out_dir);
-    else snprintf(out_dir, sizeof out_dir, "%s/reproduce", dir);
+    /* the new run's directory follows training's rule: refused when it holds a run, unless --overwrite */
+    RunDirPolicy policy = {o->overwrite ? RUNDIR_OVERWRITE : RUNDIR_NEW, 0, NULL, stderr};
+    RunDir claimed;
+    if (o->out_dir && *o->out_dir) {
+        rc = rundir_claim(&claimed, NULL, o->out_dir, &policy, err, sizeof err);
+    } else {
+        char base[4096];
+        snprintf(base, sizeof base, "%s/reproduce", dir);
+        rc = rundir_claim_numbered(&claimed, NULL, base, &policy, err, sizeof err);
+    }
+    if (rc != EXIT_OK) {
+        record_free(&info);
+        return cli_report(rc, err);
+    }
+    const char *out_dir = claimed.path;
     info.options.quiet = o->quiet;
     info.options.threads = o->threads;
     printf("reproducing %s into %s (recorded with version %s)\n", dir, out_dir, info.version ? info.version : "?");
     rc = fit(NULL, &info.options, info.data_path, out_dir, 0, argc, argv, NULL, err, sizeof err);
     record_free(&info);
-    if (rc != EXIT_OK) return rc == EXIT_INTERRUPTED ? rc : cli_report(rc, err);
-    return compare_traces(dir, out_dir);
+    if (rc == EXIT_OK) rc = compare_traces(dir, out_dir);
+    else if (rc != EXIT_INTERRUPTED) rc = cli_report(rc, err);
+    rundir_release(&claimed);
+    return rc;
 }

@@ -193,8 +193,8 @@ static int untrained_run(const Options *o, const char *text, SavedModel *run, ch
         run->tokenizer = TOKENIZER_WORD;   /* a fresh model has nothing to learn merges from: whole words */
     }
     if (run->tokenizer == TOKENIZER_BPE) {
-        Example ex = {"class 0", (char *)text, 1};
-        TextDataset one = {"(the text)", &ex, 1};
+        Example ex = {.label = "class 0", .text = (char *)text, .line = 1};
+        TextDataset one = {.path = "(the text)", .examples = &ex, .n = 1};
         rc = vocab_build(&run->vocab, TOKENIZER_BPE, &one, 0, 1, err, errlen);
     } else {
         rc = untrained_vocab(&run->vocab, run->tokenizer, text, max_len, err, errlen);

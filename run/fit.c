@@ -161,15 +161,21 @@ static void trainer_free(Trainer *t) {
     dist_reducer_free(t->reducer);
 }
 
-/* With --resume: the recorded data must be unchanged; then the state, and
- * with --patience the best weights (the checkpoint holds them). */
-static int resume_state(Trainer *t, char *err, size_t errlen) {
+/* With --resume, before the data is read: the recorded data files must be
+ * there and unchanged (a missing one is named, exit 2). */
+static int resume_check_data(const Trainer *t, char *err, size_t errlen) {
     RunRecord info;
     char why[1024];
     if (record_read(t->dir, &info, err, errlen) != 0) return ERR_INPUT;
     int rc = record_check_data(&info, why, sizeof why);
     record_free(&info);
-    if (rc != EXIT_OK) return fail(err, errlen, rc, "cannot resume %s: %s", t->dir, why);
+    return rc == EXIT_OK ? EXIT_OK : fail(err, errlen, rc, "cannot resume %s: %s", t->dir, why);
+}
+
+/* With --resume: the state, and with --patience the best weights (the
+ * checkpoint holds them). */
+static int resume_state(Trainer *t, char *err, size_t errlen) {
+    int rc;
     char path[4096];
     rundir_path(path, sizeof path, t->dir, "state.safetensors");
     if (access(path, F_OK) != 0)
@@ -213,9 +219,35 @@ static int check_ranks_agree(Trainer *t, char *err, size_t errlen) {
                 "the same files at the same paths", rank, p->epochs_done || p->step_in_epoch ? " or run state" : "");
 }
 
+/* run.json for a new run, with the data files' hashes from the one read of them. */
+static int write_record(const Trainer *t, const char *data_path, int argc, char **argv, char *err, size_t errlen) {
+    const Corpus *c = &t->corpus;
+    DataFileInfo files[3] = {{.role = "train", .path = c->train.path, .lines = c->train.lines}};
+    memcpy(files[0].sha256, c->train.sha256, sizeof files[0].sha256);
+    int n = 1;
+    const TextDataset *more[2] = {t->o->val_path && *t->o->val_path ? &c->val : NULL,
+                                  t->o->test_path && *t->o->test_path ? &c->test : NULL};
+    for (int i = 0; i < 2; i++) {
+        if (!more[i]) continue;
+        snprintf(files[n].role, sizeof files[n].role, "%s", i == 0 ? "val" : "test");
+        files[n].path = more[i]->path;
+        memcpy(files[n].sha256, more[i]->sha256, sizeof files[n].sha256);
+        files[n].lines = more[i]->lines;
+        n++;
+    }
+#ifdef _OPENMP
+    int threads = omp_get_max_threads();
+#else
+    int threads = 1;
+#endif
+    return record_write(t->dir, t->o, data_path, argc, argv, threads, files, n, err, errlen) == 0 ? EXIT_OK
+                                                                                                   : ERR_RUNTIME;
+}
+
 static int prepare(Trainer *t, const char *data_path, int resume, int argc, char **argv, char *err, size_t errlen) {
-    int rc = corpus_prepare(&t->corpus, t->o, data_path, stdout, err, errlen);
-    if (rc != EXIT_OK) return rc;
+    int rc;
+    if (resume && (rc = resume_check_data(t, err, errlen)) != EXIT_OK) return rc;
+    if ((rc = corpus_prepare(&t->corpus, t->o, data_path, stdout, err, errlen)) != EXIT_OK) return rc;
     if ((rc = build_model(t, err, errlen)) != EXIT_OK) return rc;
     t->steps_per_epoch = (t->corpus.enc_train.n + t->o->batch_size - 1) / t->o->batch_size;
     t->total_steps = (long)t->o->epochs * t->steps_per_epoch;
@@ -229,14 +261,12 @@ static int prepare(Trainer *t, const char *data_path, int resume, int argc, char
         rc = resume_state(t, err, errlen);
         return rc == EXIT_OK ? check_ranks_agree(t, err, errlen) : rc;
     }
-    if (t->writer && make_dirs(t->dir, err, errlen) != 0) return ERR_RUNTIME;
-#ifdef _OPENMP
-    int threads = omp_get_max_threads();
-#else
-    int threads = 1;
-#endif
-    if (t->writer && record_write(t->dir, t->o, data_path, argc, argv, threads, err, errlen) != 0)
-        return ERR_RUNTIME;
+    if (t->writer) {
+        if (make_dirs(t->dir, err, errlen) != 0) return ERR_RUNTIME;
+        /* a new run: what an earlier run (replaced with --overwrite) left goes now the data has been read */
+        if ((rc = rundir_remove_outputs(t->dir, err, errlen)) != EXIT_OK) return rc;
+        if ((rc = write_record(t, data_path, argc, argv, err, errlen)) != EXIT_OK) return rc;
+    }
     return check_ranks_agree(t, err, errlen);
 }
 

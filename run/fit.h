@@ -17,6 +17,9 @@ typedef struct {
 } FitSummary;
 
 /* Trains on data_path into out_dir (or continues it when resume is set).
+ * The caller claims out_dir first (rundir_claim, run/rundir.h) and releases
+ * it after: that is what keeps a run from replacing another, or two
+ * processes from writing one directory.
  * argv is recorded in run.json. Returns an exit code (base/errors.h) with
  * the message in err; EXIT_INTERRUPTED after a signal, with the state saved
  * and the way to continue printed. summary may be

@@ -52,6 +52,7 @@ const OptionSpec OPTION_TABLE[] = {
     {"stop-after", OPT_INT, OFF(stop_after), "0", 0, 1e6, NULL,
      "stop after this epoch, saving state to --resume later (0: run all epochs)", 0},
     {"quiet", OPT_FLAG, OFF(quiet), "0", 0, 1, NULL, "print only the epoch table and errors", 0},
+    {"overwrite", OPT_FLAG, OFF(overwrite), "0", 0, 1, NULL, "replace the run already in the run directory (without it, training there is refused)", 0},
     {"model", OPT_STRING, OFF(model_dir), "", 0, 0, NULL, "eval/predict/trace: the run directory to load", 0},
     {"probs", OPT_FLAG, OFF(probs), "0", 0, 1, NULL, "predict: also print every class probability", 0},
     {"png", OPT_STRING, OFF(png_dir), "", 0, 0, NULL, "trace: write attention and PE heatmaps here", 0},

@@ -32,6 +32,7 @@ typedef struct {
     /* predict and eval: --header, --strict; the columns of a file with a header row */
     int header, strict;
     const char *label_column, *text_column;
+    int overwrite;         /* train into a directory that holds a run, replacing it */
     /* positional arguments (data file, texts, run directories) */
     char **args;
     int n_args;

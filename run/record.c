@@ -1,9 +1,11 @@
 /* record.c: writing and reading run.json (see record.h). */
 #include "run/record.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #ifdef _OPENMP
 #include <omp.h>
@@ -23,15 +25,24 @@
 const char *program_version(void) { return TRAIN_VERSION; }
 
 int record_file_digest(const char *path, char sha256[65], long *lines, char *err, size_t errlen) {
-    size_t len;
-    unsigned char *data = read_file(path, &len, err, errlen);
-    if (!data) return ERR_RUNTIME;
-    sha256_hex(data, len, sha256);
+    FILE *f = fopen(path, "rb");
+    if (!f) return fail(err, errlen, ERR_RUNTIME, "%s: %s", path, strerror(errno));
+    Sha256 hash;
+    sha256_init(&hash);
+    unsigned char chunk[65536];
     long count = 0;
-    for (size_t i = 0; i < len; i++) count += data[i] == '\n';
-    if (len > 0 && data[len - 1] != '\n') count++;
-    *lines = count;
-    free(data);
+    int last = '\n';
+    for (size_t n; (n = fread(chunk, 1, sizeof chunk, f)) > 0;) {
+        sha256_update(&hash, chunk, n);
+        for (size_t i = 0; i < n; i++) count += chunk[i] == '\n';
+        last = chunk[n - 1];
+    }
+    int failed = ferror(f);
+    int saved = errno;
+    fclose(f);
+    if (failed) return fail(err, errlen, ERR_RUNTIME, "%s: read error: %s", path, strerror(saved));
+    sha256_final_hex(&hash, sha256);
+    *lines = count + (last != '\n');
     return 0;
 }
 
@@ -51,19 +62,16 @@ static void cpu_model(char *buf, size_t len) {
     fclose(f);
 }
 
-static int add_file(JsonBuf *b, const char *role, const char *path, int first, char *err, size_t errlen) {
-    char hex[65];
-    long lines;
-    if (record_file_digest(path, hex, &lines, err, errlen) != 0) return -1;
+static int add_file(JsonBuf *b, const DataFileInfo *file, int first) {
     int rc = jsonbuf_puts(b, first ? "\n    " : ",\n    ");
-    rc |= jsonbuf_printf(b, "{\"role\": \"%s\", \"path\": ", role);
-    rc |= jsonbuf_string(b, path);
-    rc |= jsonbuf_printf(b, ", \"sha256\": \"%s\", \"lines\": %ld}", hex, lines);
+    rc |= jsonbuf_printf(b, "{\"role\": \"%s\", \"path\": ", file->role);
+    rc |= jsonbuf_string(b, file->path);
+    rc |= jsonbuf_printf(b, ", \"sha256\": \"%s\", \"lines\": %ld}", file->sha256, file->lines);
     return rc;
 }
 
 int record_write(const char *dir, const Options *o, const char *data_path, int argc, char **argv, int threads,
-                  char *err, size_t errlen) {
+                 const DataFileInfo *files, int n_files, char *err, size_t errlen) {
     JsonBuf b = {0};
     int rc = jsonbuf_puts(&b, "{\n  \"command\": [");
     for (int i = 0; i < argc; i++) {
@@ -75,13 +83,7 @@ int record_write(const char *dir, const Options *o, const char *data_path, int a
     rc |= jsonbuf_puts(&b, ",\n  \"options\": ");
     rc |= options_to_json(o, &b);
     rc |= jsonbuf_printf(&b, ",\n  \"seed\": %lld,\n  \"threads\": %d,\n  \"files\": [", o->seed, threads);
-    if (rc == 0) rc = add_file(&b, "train", data_path, 1, err, errlen);
-    if (rc == 0 && o->val_path && *o->val_path) rc = add_file(&b, "val", o->val_path, 0, err, errlen);
-    if (rc == 0 && o->test_path && *o->test_path) rc = add_file(&b, "test", o->test_path, 0, err, errlen);
-    if (rc != 0) {
-        jsonbuf_free(&b);
-        return -1;
-    }
+    for (int i = 0; i < n_files; i++) rc |= add_file(&b, &files[i], i == 0);
     char cpu[256];
     cpu_model(cpu, sizeof cpu);
 #ifdef _OPENMP
@@ -181,6 +183,15 @@ int record_check_data(const RunRecord *info, char *err, size_t errlen) {
         const DataFileInfo *file = &info->files[i];
         char hex[65], why[512];
         long lines;
+        struct stat st;
+        if (stat(file->path, &st) != 0)
+            return fail(err, errlen, ERR_INPUT, "the %s data of the run cannot be read: %s: %s", file->role,
+                        file->path, strerror(errno));
+        /* a FIFO would block here, and a pipe's data was read once by the run itself */
+        if (!S_ISREG(st.st_mode))
+            return fail(err, errlen, ERR_INPUT, "%s (%s data) is not a regular file but a pipe, FIFO or device: it "
+                        "cannot be read again to check it is unchanged; save the data to a file and train on that",
+                        file->path, file->role);
         if (record_file_digest(file->path, hex, &lines, why, sizeof why) != 0)
             return fail(err, errlen, ERR_INPUT, "the %s data of the run cannot be read: %s", file->role, why);
         if (strcmp(hex, file->sha256) != 0)

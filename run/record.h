@@ -11,7 +11,7 @@
 
 typedef struct {
     char role[8];          /* train, val, test */
-    char *path;
+    char *path;            /* owned by a RunRecord; borrowed when passed to record_write */
     char sha256[65];
     long lines;
 } DataFileInfo;
@@ -25,15 +25,18 @@ typedef struct {
     char *version;
 } RunRecord;
 
-/* Hash and line count of a file. Status as base/errors.h. */
+/* Hash and line count of a file, read as a stream. Status as base/errors.h. */
 int record_file_digest(const char *path, char sha256[65], long *lines, char *err, size_t errlen);
-/* Writes dir/run.json atomically. */
+/* Writes dir/run.json atomically. files (n_files, train first) are the data
+ * files as the run read them: their hashes come from that one read, so a
+ * FIFO or a pipe, which cannot be read twice, is recorded too. */
 int record_write(const char *dir, const Options *o, const char *data_path, int argc, char **argv, int threads,
-                  char *err, size_t errlen);
+                 const DataFileInfo *files, int n_files, char *err, size_t errlen);
 int record_read(const char *dir, RunRecord *info, char *err, size_t errlen);
 void record_free(RunRecord *info);
 /* 0 when every recorded data file still has its SHA-256; else ERR_INPUT
- * with a message naming the file (missing, unreadable or changed). */
+ * with a message naming the file (missing, unreadable, changed, or not a
+ * regular file: a FIFO or pipe cannot be read a second time). */
 int record_check_data(const RunRecord *info, char *err, size_t errlen);
 /* The program version (git describe at build time). */
 const char *program_version(void);

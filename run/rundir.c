@@ -1,10 +1,28 @@
-/* rundir.c: the run directory (see rundir.h). */
+/* rundir.c: the run directory (see rundir.h): names, leftovers, and the
+ * claim on a directory (its policy and its lock). */
 #include "run/rundir.h"
 
 #include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
+
+#include "base/fileio.h"
+
+#define LOCK_NAME ".lock"
+#define LOCK_ATTEMPTS 20        /* a lock file removed under us by its releasing holder: try again */
+#define MAX_NUMBERED 1000       /* runs/<name>-2 .. runs/<name>-1000 */
+
+/* What a run writes into its directory (temporaries are NAME.tmp.XXXXXX). */
+static const char *const OUTPUTS[] = {"model.safetensors", "state.safetensors", "metrics.csv", "curves.png",
+                                      "confusion.png", "confusion_test.png", "report.txt", "run.json"};
+/* Files that mean "this directory holds a run". */
+static const char *const DEFAULT_MARKERS[] = {"run.json", "model.safetensors", "state.safetensors", NULL};
 
 void rundir_path(char *buf, size_t len, const char *dir, const char *name) {
     if (snprintf(buf, len, "%s/%s", dir, name) >= (int)len) buf[len - 1] = '\0';
@@ -26,12 +44,11 @@ void rundir_default(const char *data_path, const char *suffix, char *buf, size_t
 }
 
 void rundir_remove_temporaries(const char *dir) {
-    static const char *const outputs[] = {"model.safetensors", "state.safetensors", "metrics.csv", "curves.png",
-                                          "confusion.png", "confusion_test.png", "report.txt", "run.json"};
+    const char *const *outputs = OUTPUTS;
     DIR *d = opendir(dir);
     if (!d) return;
     for (struct dirent *e; (e = readdir(d)) != NULL;) {
-        for (size_t i = 0; i < sizeof outputs / sizeof *outputs; i++) {
+        for (size_t i = 0; i < sizeof OUTPUTS / sizeof *OUTPUTS; i++) {
             size_t n = strlen(outputs[i]);
             if (strncmp(e->d_name, outputs[i], n) != 0 || strncmp(e->d_name + n, ".tmp.", 5) != 0 ||
                 strlen(e->d_name + n + 5) != 6)
@@ -42,4 +59,237 @@ void rundir_remove_temporaries(const char *dir) {
         }
     }
     closedir(d);
+}
+
+int rundir_remove_outputs(const char *dir, char *err, size_t errlen) {
+    for (size_t i = 0; i < sizeof OUTPUTS / sizeof *OUTPUTS; i++) {
+        char path[4096];
+        rundir_path(path, sizeof path, dir, OUTPUTS[i]);
+        if (unlink(path) != 0 && errno != ENOENT)
+            return fail(err, errlen, ERR_RUNTIME, "%s: cannot remove the earlier run's file: %s", path,
+                        strerror(errno));
+    }
+    return EXIT_OK;
+}
+
+/* ------------------------------------------------------------ the claim */
+
+enum { CLAIM_OK, CLAIM_TAKEN, CLAIM_BUSY };
+
+/* The first line of the lock file: who holds (or held) it; "" when empty. */
+static void read_holder(int fd, char *buf, size_t len) {
+    ssize_t n = pread(fd, buf, len - 1, 0);
+    buf[n > 0 ? n : 0] = '\0';
+    buf[strcspn(buf, "\n")] = '\0';
+}
+
+/* Writes "pid N on host H since T" into the lock. Only a courtesy for the
+ * messages (the flock is the lock), so a full disk does not stop the run. */
+static void write_holder(int fd) {
+    char host[256] = "?", when[64] = "?", line[512];
+    if (gethostname(host, sizeof host) != 0) snprintf(host, sizeof host, "?");
+    host[sizeof host - 1] = '\0';
+    time_t now = time(NULL);
+    struct tm tm;
+    if (gmtime_r(&now, &tm)) strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S UTC", &tm);
+    int n = snprintf(line, sizeof line, "pid %ld on host %s since %s\n", (long)getpid(), host, when);
+    if (ftruncate(fd, 0) == 0 && pwrite(fd, line, (size_t)n, 0) == n) return;
+    int ignored = ftruncate(fd, 0);   /* better no holder named than half a line */
+    (void)ignored;
+}
+
+/* The markers present in dir, comma-separated into found ("" when none). */
+static void find_markers(const char *dir, const char *const *markers, char *found, size_t len) {
+    found[0] = '\0';
+    for (size_t i = 0; markers[i]; i++) {
+        char path[4096];
+        struct stat st;
+        rundir_path(path, sizeof path, dir, markers[i]);
+        if (stat(path, &st) != 0) continue;
+        size_t used = strlen(found);
+        snprintf(found + used, len - used, "%s%s", used ? ", " : "", markers[i]);
+    }
+}
+
+/* Makes dir unless it must exist already (noting whether it was there) and
+ * takes its lock. *busy is set, with the holder in holder, when a live
+ * process holds it; then nothing is held. A lock file naming a holder that
+ * no longer holds it is noted. */
+static int lock_dir(RunDir *rd, const char *dir, int create, FILE *log, int *busy, char *holder, size_t holder_len,
+                    char *err, size_t errlen) {
+    memset(rd, 0, sizeof *rd);
+    rd->lock_fd = -1;
+    *busy = 0;
+    if (snprintf(rd->path, sizeof rd->path, "%s", dir) >= (int)sizeof rd->path)
+        return fail(err, errlen, ERR_INPUT, "%.200s...: the run directory's name is too long", dir);
+    char lock[4200];
+    rundir_path(lock, sizeof lock, dir, LOCK_NAME);
+    for (int attempt = 0; attempt < LOCK_ATTEMPTS; attempt++) {
+        struct stat st;
+        if (stat(dir, &st) != 0) {
+            if (!create) return fail(err, errlen, ERR_INPUT, "%s: %s", dir, strerror(errno));
+            if (make_dirs(dir, err, errlen) != 0) return ERR_RUNTIME;
+            rd->created = 1;
+        } else if (!S_ISDIR(st.st_mode)) {
+            return fail(err, errlen, ERR_INPUT, "%s exists and is not a directory", dir);
+        }
+        int fd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+        if (fd < 0 && errno == ENOENT) continue;   /* the directory went away with a releasing run */
+        if (fd < 0) {
+            int e = errno;
+            rundir_release(rd);
+            return fail(err, errlen, ERR_RUNTIME, "%s: cannot create the run directory's lock file: %s", lock,
+                        strerror(e));
+        }
+        if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+            int e = errno;
+            if (e == EWOULDBLOCK) read_holder(fd, holder, holder_len);
+            close(fd);
+            rundir_release(rd);
+            if (e == EWOULDBLOCK) {
+                *busy = 1;
+                return EXIT_OK;
+            }
+            return fail(err, errlen, ERR_RUNTIME, "%s: cannot lock the run directory: %s", lock, strerror(e));
+        }
+        /* A holder that released meanwhile removed the file we opened: lock the current one. */
+        struct stat held, named;
+        if (fstat(fd, &held) != 0 || stat(lock, &named) != 0 || held.st_ino != named.st_ino ||
+            held.st_dev != named.st_dev) {
+            close(fd);
+            continue;
+        }
+        char stale[512];
+        read_holder(fd, stale, sizeof stale);
+        if (stale[0] && log)
+            fprintf(log, "note: %s was left by a run that did not end cleanly (%s, killed?); it holds no lock "
+                         "now, so this run takes the directory over\n", lock, stale);
+        write_holder(fd);
+        rd->lock_fd = fd;
+        return EXIT_OK;
+    }
+    rundir_release(rd);
+    return fail(err, errlen, ERR_RUNTIME, "%s: cannot lock the run directory: its lock file keeps disappearing",
+                lock);
+}
+
+/* One directory: lock it and check it under the policy. *status says
+ * whether it is claimed (CLAIM_OK, rd holds the lock) or taken (holds a run)
+ * or busy (in use), with the markers found or the holder in why. */
+static int claim_one(RunDir *rd, const char *dir, const RunDirPolicy *policy, int *status, char *why, size_t why_len,
+                     char *err, size_t errlen) {
+    int busy;
+    *status = CLAIM_OK;
+    why[0] = '\0';
+    int rc = lock_dir(rd, dir, policy->mode != RUNDIR_RESUME, policy->log, &busy, why, why_len, err, errlen);
+    if (rc != EXIT_OK) return rc;
+    if (busy) {
+        *status = CLAIM_BUSY;
+        return EXIT_OK;
+    }
+    if (policy->mode == RUNDIR_RESUME) return EXIT_OK;
+    find_markers(dir, policy->markers ? policy->markers : DEFAULT_MARKERS, why, why_len);
+    if (!why[0]) return EXIT_OK;
+    if (policy->mode == RUNDIR_OVERWRITE) {
+        if (policy->log) fprintf(policy->log, "note: --overwrite: the run in %s (%s) is replaced\n", dir, why);
+        return EXIT_OK;
+    }
+    rundir_release(rd);
+    *status = CLAIM_TAKEN;
+    return EXIT_OK;
+}
+
+static int refuse(const char *dir, const RunDirPolicy *policy, int status, const char *why, char *err,
+                  size_t errlen) {
+    if (status == CLAIM_BUSY)
+        return fail(err, errlen, ERR_INPUT, "%s is in use by another run (%s holds %s/%s); wait for it to end%s",
+                    dir, why[0] ? why : "another process", dir, LOCK_NAME,
+                    policy->mode == RUNDIR_RESUME ? "" : ", or choose another directory with --out DIR");
+    char resume[4200] = "";
+    if (policy->resumable) snprintf(resume, sizeof resume, ", --resume %s to continue it", dir);
+    return fail(err, errlen, ERR_INPUT, "%s holds a run (%s) and is not replaced: give --overwrite to replace it%s, "
+                "or --out DIR to write elsewhere", dir, why, resume);
+}
+
+/* Rank 0's outcome (the status and a number) for every rank of an MPI job. */
+static int share_outcome(const DistContext *dist, int rc, int *number) {
+    if (!dist || dist->size == 1) return rc;
+    double shared[2] = {rc, *number};
+    dist_share_rank0(dist, shared, 2);
+    *number = (int)shared[1];
+    return (int)shared[0];
+}
+
+/* Ranks other than 0 hold nothing but the name; rank 0 printed any error. */
+static int follow_rank0(RunDir *rd, const char *dir, int rc, char *err, size_t errlen) {
+    memset(rd, 0, sizeof *rd);
+    rd->lock_fd = -1;
+    snprintf(rd->path, sizeof rd->path, "%s", dir);
+    if (rc != EXIT_OK && err && errlen) err[0] = '\0';
+    return rc;
+}
+
+int rundir_claim(RunDir *rd, const DistContext *dist, const char *dir, const RunDirPolicy *policy, char *err,
+                 size_t errlen) {
+    int rc = EXIT_OK, unused = 0;
+    if (!dist || dist->rank == 0) {
+        int status;
+        char why[512];
+        rc = claim_one(rd, dir, policy, &status, why, sizeof why, err, errlen);
+        if (rc == EXIT_OK && status != CLAIM_OK) rc = refuse(dir, policy, status, why, err, errlen);
+    }
+    rc = share_outcome(dist, rc, &unused);
+    return dist && dist->rank != 0 ? follow_rank0(rd, dir, rc, err, errlen) : rc;
+}
+
+int rundir_claim_numbered(RunDir *rd, const DistContext *dist, const char *base, const RunDirPolicy *policy,
+                          char *err, size_t errlen) {
+    if (policy->mode != RUNDIR_NEW) return rundir_claim(rd, dist, base, policy, err, errlen);
+    int rc = EXIT_OK, number = 1;
+    char dir[4096];
+    if (!dist || dist->rank == 0) {
+        char first_why[512] = "";
+        int first_status = CLAIM_OK;
+        for (;; number++) {
+            if (number > MAX_NUMBERED) {
+                rc = fail(err, errlen, ERR_INPUT, "%s and %s-2 to %s-%d are all taken; choose a directory with --out",
+                          base, base, base, MAX_NUMBERED);
+                break;
+            }
+            if (number == 1) snprintf(dir, sizeof dir, "%s", base);
+            else snprintf(dir, sizeof dir, "%s-%d", base, number);
+            int status;
+            char why[512];
+            if ((rc = claim_one(rd, dir, policy, &status, why, sizeof why, err, errlen)) != EXIT_OK) break;
+            if (status == CLAIM_OK) break;
+            if (number == 1) {
+                first_status = status;
+                snprintf(first_why, sizeof first_why, "%s", why);
+            }
+        }
+        if (rc == EXIT_OK && number > 1 && policy->log)
+            fprintf(policy->log, "note: %s %s %s; this run writes to %s (--out DIR chooses the directory, "
+                    "--overwrite replaces %s)\n", base, first_status == CLAIM_BUSY ? "is in use by" : "holds a run:",
+                    first_why[0] ? first_why : "another process", dir, base);
+    }
+    rc = share_outcome(dist, rc, &number);
+    if (!dist || dist->rank == 0) return rc;
+    if (number == 1) snprintf(dir, sizeof dir, "%s", base);
+    else snprintf(dir, sizeof dir, "%s-%d", base, number);
+    return follow_rank0(rd, dir, rc, err, errlen);
+}
+
+void rundir_release(RunDir *rd) {
+    if (rd->lock_fd >= 0) {
+        char lock[4200];
+        rundir_path(lock, sizeof lock, rd->path, LOCK_NAME);
+        /* emptied first: should the unlink fail (a read-only directory), no holder is left named */
+        int ignored = ftruncate(rd->lock_fd, 0);
+        (void)ignored;
+        unlink(lock);
+        close(rd->lock_fd);   /* drops the flock */
+        rd->lock_fd = -1;
+    }
+    if (rd->created) rmdir(rd->path);   /* fails, as it should, once the run wrote anything */
+    rd->created = 0;
 }

@@ -39,7 +39,8 @@ check() {  # name value op bound description
 run() {  # name data-dir options...
     local name=$1 dir=$2; shift 2
     local start=$SECONDS
-    ./train "data/$dir/train.tsv" --test "data/$dir/test.tsv" --out "$out/$name" --quiet "$@" > "$out/$name.log" 2>&1 \
+    # each check is a fresh run: --overwrite replaces the one an earlier `make check-data` left
+    ./train "data/$dir/train.tsv" --test "data/$dir/test.tsv" --out "$out/$name" --overwrite --quiet "$@" > "$out/$name.log" 2>&1 \
         || { echo "error: $name failed:"; tail -n 5 "$out/$name.log"; failures=$((failures + 1)); }
     echo "  ($name: $((SECONDS - start)) s)"
 }

@@ -1,28 +1,51 @@
 #!/usr/bin/env bash
-# Runs every test: unit tests, the same tests under ASan/UBSan, CLI tests
-# (tests/test_*.sh), and the PyTorch cross-check where torch is importable.
-# Prints "N passed, N failed" last; exits non-zero on any failure.
+# Runs every test suite: unit tests, the same tests under ASan/UBSan with
+# leak detection on, CLI tests (tests/test_*.sh), and the PyTorch
+# cross-check where torch is importable.
+#
+# Prints one line per suite, "ok", "FAIL" (then the tail of its log) or
+# "skip" (then the reason), and last "N passed, N failed, N skipped"; exits
+# non-zero on any failure. Each suite's whole output is in
+# build/logs/<suite>.log; the REPORT lines of all suites (gradient errors,
+# the twin comparison, signals, ...) are gathered in build/logs/REPORT.txt.
+#
+# Skipping: a suite that cannot run here (no MPI, no python3) prints the
+# reason on a line starting with "skip:" and exits with 77, the code
+# automake's test harness uses for a skipped test. Any other non-zero exit
+# is a failure; a skipped suite never counts as passed.
 set -u
 cd "$(dirname "$0")/.."
-passed=0; failed=0; failures=()
+SKIP=77
+passed=0; failed=0; skipped=0; failures=()
+mkdir -p build/logs
+reports=build/logs/REPORT.txt
+: >"$reports"
 run() {  # name, command...
     local name=$1; shift
     local log="build/logs/$name.log"
     mkdir -p "$(dirname "$log")"
-    local start=$SECONDS
-    if "$@" >"$log" 2>&1; then
-        passed=$((passed + 1)); echo "ok   $name ($((SECONDS - start))s)"
+    local start=$SECONDS rc=0
+    "$@" >"$log" 2>&1 || rc=$?
+    local took="($((SECONDS - start))s)"
+    if [ "$rc" -eq 0 ]; then
+        passed=$((passed + 1)); echo "ok   $name $took"
+    elif [ "$rc" -eq "$SKIP" ]; then
+        local why
+        why=$(grep -E '^skip(ped)?:' "$log" | tail -n 1 | sed -E 's/^skip(ped)?: *//')
+        skipped=$((skipped + 1)); echo "skip $name: ${why:-exit $SKIP, no reason given}"
     else
-        failed=$((failed + 1)); failures+=("$name"); echo "FAIL $name ($((SECONDS - start))s)"
+        failed=$((failed + 1)); failures+=("$name"); echo "FAIL $name $took (exit $rc; $log)"
         tail -n 30 "$log" | sed 's/^/     | /'
     fi
-    # Tests may print tables worth seeing (gradient errors, twin comparison).
-    grep -h '^REPORT' "$log" 2>/dev/null | sed 's/^REPORT /  /' | head -n 300 || true
+    grep -h '^REPORT' "$log" 2>/dev/null | sed "s|^REPORT|$name:|" >>"$reports" || true
+}
+skip() {  # name, reason: a suite this machine cannot run
+    skipped=$((skipped + 1)); echo "skip $1: $2"
 }
 for t in build/tests/test_*; do
     [ -x "$t" ] && run "$(basename "$t")" "$t"
 done
-export ASAN_OPTIONS=detect_leaks=0:abort_on_error=1
+export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
 export UBSAN_OPTIONS=print_stacktrace=1
 for t in build/asan-tests/test_*; do
     [ -x "$t" ] && run "asan/$(basename "$t")" env CHECK_QUICK=1 "$t"
@@ -34,9 +57,9 @@ done
 if /usr/bin/python3 -c "import torch" >/dev/null 2>&1; then
     run check-torch make --no-print-directory check-torch
 else
-    echo "skip check-torch: /usr/bin/python3 cannot import torch (apt-get install -y python3-torch)"
+    skip check-torch "/usr/bin/python3 cannot import torch (apt-get install -y python3-torch)"
 fi
 echo
 [ ${#failures[@]} -gt 0 ] && echo "failed: ${failures[*]}"
-echo "$passed passed, $failed failed"
+echo "$passed passed, $failed failed, $skipped skipped"
 [ "$failed" -eq 0 ]

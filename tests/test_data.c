@@ -1,6 +1,7 @@
 /* test_data.c: data loading refusals and tolerances, CSV quoting, both
  * tokenizers, vocabulary, labels, encoding, batches, split and leakage. */
 #include "tests/check.h"
+#include "base/sha256.h"
 #include "text/encode.h"
 #include "model.h"
 
@@ -94,8 +95,10 @@ static void test_huge_line(void) {
     if (fd >= 0) {
         CHECK(write(fd, buf, big + 6) == (ssize_t)(big + 6), "write big file");
         close(fd);
+        /* a file is a stream that may never end: refused at the limit, not measured */
         rc = dataset_read(path, &d, err, sizeof err);
-        CHECK(rc == ERR_INPUT && contains(err, ":2:") && contains(err, length), "huge line in file: %d %s", rc, err);
+        CHECK(rc == ERR_INPUT && contains(err, ":2:") && contains(err, "too long") && contains(err, "1048576"),
+              "huge line in file: %d %s", rc, err);
         unlink(path);
     }
     free(buf);
@@ -116,8 +119,28 @@ static void test_huge_line(void) {
     }
 }
 
+/* SHA-256 fed in pieces of any size equals the one-shot digest (FIPS 180-4 vectors). */
+static void test_sha256_stream(void) {
+    char hex[65];
+    sha256_hex("abc", 3, hex);
+    CHECK(strcmp(hex, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad") == 0, "sha256(abc) %s", hex);
+    const char *msg = "abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq";
+    size_t len = strlen(msg);
+    for (size_t piece = 1; piece <= 70; piece += 3) {
+        Sha256 s;
+        sha256_init(&s);
+        for (size_t at = 0; at < len; at += piece) sha256_update(&s, msg + at, at + piece <= len ? piece : len - at);
+        sha256_final_hex(&s, hex);
+        CHECK(strcmp(hex, "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1") == 0,
+              "sha256 in pieces of %zu: %s", piece, hex);
+    }
+}
+
 static void test_file_errors(void) {
     TextDataset d;
+    /* an endless line (a stream of NUL bytes) is refused at the line limit, without reading on */
+    int zero = dataset_read("/dev/zero", &d, err, sizeof err);
+    CHECK(zero == ERR_INPUT && contains(err, "/dev/zero:1: line is too long"), "/dev/zero: %d %s", zero, err);
     int rc = dataset_read("/nonexistent/dir/data.tsv", &d, err, sizeof err);
     CHECK(rc == ERR_INPUT && contains(err, "/nonexistent/dir/data.tsv: No such file or directory"),
           "missing file: %d %s", rc, err);
@@ -229,6 +252,15 @@ static void test_file_matches_buffer(void) {
                strcmp(from_file.examples[i].label, from_buf.examples[i].label) == 0 &&
                from_file.examples[i].line == from_buf.examples[i].line;
     CHECK(same, "file and buffer give the same examples");
+    /* the file's digest, hashed chunk by chunk as it streamed in, is the whole file's */
+    char whole[65];
+    sha256_hex(buf, used, whole);
+    CHECK(rc1 == 0 && strcmp(from_file.sha256, whole) == 0 && strcmp(from_buf.sha256, whole) == 0,
+          "streamed SHA-256 %s, buffer %s, whole file %s", from_file.sha256, from_buf.sha256, whole);
+    long newlines = 0;
+    for (size_t i = 0; i < used; i++) newlines += buf[i] == '\n';
+    CHECK(from_file.lines == newlines && from_buf.lines == newlines, "lines %ld %ld, expected %ld", from_file.lines,
+          from_buf.lines, newlines);
     dataset_free(&from_file);
     dataset_free(&from_buf);
     unlink(path);
@@ -538,6 +570,7 @@ static void test_leakage(void) {
 int main(void) {
     test_refusals();
     test_huge_line();
+    test_sha256_stream();
     test_file_errors();
     test_tsv_tolerances();
     test_csv();

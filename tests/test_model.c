@@ -15,6 +15,7 @@
 #include "nn/layers.h"
 #include "model.h"
 #include "formats/safetensors.h"
+#include "run/evaluate.h"
 
 static ModelConfig small_config(void) {
     ModelConfig cfg = model_config_default();
@@ -340,7 +341,34 @@ static void test_checkpoint_round_trip(const char *dir) {
     model_free(m);
 }
 
+/* evaluate() checks each batch encoded_batch builds: a sequence longer than
+ * the model's max_len (or an empty batch) is an error, never handed to the
+ * forward pass, whose buffers hold max_len positions (the sanitizer build
+ * would report the overflow). */
+static void test_evaluate_checks_batches(void) {
+    ModelConfig cfg = small_config();
+    cfg.max_len = 8;
+    char err[256] = "";
+    Model *m = model_create(&cfg, 4, err, sizeof err);
+    if (!m) { CHECK(0, "model_create: %s", err); return; }
+    model_init(m, 5);
+    int ids[12] = {TOKEN_CLS, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, TOKEN_SEP};
+    size_t offsets[1] = {0};
+    int lengths[1] = {12}, labels[1] = {1};
+    EncodedDataset d = {.ids = ids, .offsets = offsets, .lengths = lengths, .labels = labels, .n = 1, .longest = 12};
+    Evaluation e;
+    int rc = evaluate(m, &d, &e, err, sizeof err);
+    CHECK(rc == ERR_RUNTIME && strstr(err, "max_len 8"), "a batch of length 12 for max_len 8: rc %d, '%s'", rc, err);
+    if (rc == EXIT_OK) evaluation_free(&e);
+    lengths[0] = 0;
+    rc = evaluate(m, &d, &e, err, sizeof err);
+    CHECK(rc == ERR_RUNTIME && strstr(err, "length 0"), "an empty batch: rc %d, '%s'", rc, err);
+    if (rc == EXIT_OK) evaluation_free(&e);
+    model_free(m);
+}
+
 int main(void) {
+    test_evaluate_checks_batches();
     char dir[] = "/tmp/test_model_XXXXXX";
     if (!mkdtemp(dir)) { perror("mkdtemp"); return 1; }
     test_positional_encoding();

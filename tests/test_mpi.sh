@@ -10,12 +10,12 @@ pass() { echo "ok: $*"; }
 
 if ! command -v mpirun >/dev/null 2>&1; then
     echo "skip: MPI not installed (apt-get install -y libopenmpi-dev openmpi-bin, then make)"
-    exit 0
+    exit 77   # skipped (scripts/run-tests.sh)
 fi
 [ -x "$TRAIN" ] || { echo "FAIL: $TRAIN is not built (run make)"; exit 1; }
 if ! "$TRAIN" --version | grep -qx 'mpi: yes'; then
     echo "skip: ./train was built without MPI (make MPI=1 needs mpicc)"
-    exit 0
+    exit 77
 fi
 
 tmp=$(mktemp -d)
@@ -181,6 +181,25 @@ elif ! "$TRAIN" predict --model "$tmp/killed" "not good , bad" >/dev/null; then
 else
     pass "kill -9 of rank 1: mpirun exits $rc within $((SECONDS - start)) s naming rank 1; the checkpoint loads"
     echo "REPORT mpi: kill -9 of rank 1 stops the job (mpirun exit $rc); the last checkpoint loads"
+fi
+
+# ------------------------------------------------------- run directories
+# Rank 0 alone claims (and locks) the directory; every rank follows its verdict.
+before=$(cd "$tmp/rep-a" && sha256sum ./*)
+"${MPIRUN[@]}" -np 2 "$TRAIN" "${RUN2[@]}" --threads 1 --out "$tmp/rep-a" >/dev/null 2>"$tmp/err.txt"
+rc=$?
+if [ $rc -ne 0 ] && grep -q "rep-a holds a run" "$tmp/err.txt" && [ "$(cd "$tmp/rep-a" && sha256sum ./*)" = "$before" ]; then
+    pass "a 2-rank rerun into a run is refused (exit $rc) and leaves its files byte-identical"
+else
+    fail "a 2-rank rerun into a run: exit $rc, stderr: $(head -c 300 "$tmp/err.txt")"
+fi
+mkdir -p "$tmp/numbered" && cp "$tmp/train.tsv" "$tmp/numbered/"
+if (cd "$tmp/numbered" && "${MPIRUN[@]}" -np 2 "$TRAIN" train.tsv "${TINY[@]}" --epochs 1 --threads 1 >/dev/null 2>&1 &&
+    "${MPIRUN[@]}" -np 2 "$TRAIN" train.tsv "${TINY[@]}" --epochs 1 --threads 1 >/dev/null 2>"$tmp/err.txt") &&
+    grep -q "writes to runs/train-2" "$tmp/err.txt" && [ -f "$tmp/numbered/runs/train-2/model.safetensors" ]; then
+    pass "under mpirun the default directory is numbered too: runs/train, then runs/train-2"
+else
+    fail "default directory under mpirun: $(head -c 300 "$tmp/err.txt"); $(ls "$tmp/numbered/runs" 2>&1)"
 fi
 
 # ----------------------------------------------------------- one process

@@ -169,8 +169,8 @@ for i in $(seq 1 20); do
     [ $((i % 2)) -eq 0 ] && [ -f "$kill_dir/state.safetensors" ] && mode=resume
     if [ "$mode" = resume ]; then
         "$TRAIN" --resume "$kill_dir" --quiet --threads 1 >/dev/null 2>"$tmp/err.txt" &
-    else
-        "$TRAIN" "${KILL[@]}" --out "$kill_dir" >/dev/null 2>"$tmp/err.txt" &
+    else   # a fresh start over the killed run's files, on purpose: --overwrite
+        "$TRAIN" "${KILL[@]}" --out "$kill_dir" --overwrite >/dev/null 2>"$tmp/err.txt" &
     fi
     pid=$!
     sleep "0.$(printf %03d $((RANDOM % 400 + 10)))"   # 10 to 409 ms
@@ -193,7 +193,7 @@ done
 if [ -f "$kill_dir/state.safetensors" ]; then
     "$TRAIN" --resume "$kill_dir" --quiet --threads 1 >/dev/null 2>"$tmp/err.txt" || fail "final resume failed: $(cat "$tmp/err.txt")"
 else
-    "$TRAIN" "${KILL[@]}" --out "$kill_dir" >/dev/null || fail "final run failed"
+    "$TRAIN" "${KILL[@]}" --out "$kill_dir" --overwrite >/dev/null || fail "final run failed"
 fi
 expect_same_run "$tmp/kill_full" "$kill_dir" "after $kills SIGKILLs, resumed to the end"
 left=$(find "$kill_dir" -name '*.tmp.*' | wc -l)

@@ -5,6 +5,7 @@
 
 #include "base/strmap.h"
 #include "base/rng.h"
+#include "base/sha256.h"
 #include "base/suggest.h"
 
 #include <errno.h>
@@ -69,6 +70,7 @@ typedef struct {
     const char *mem;                 /* buffer source (fp == NULL) */
     size_t mem_len, mem_pos;
     FILE *fp;                        /* file source */
+    Sha256 hash;                     /* of the file source's bytes, as they are read */
     char *chunk;
     size_t chunk_len, chunk_pos;
     int eof;
@@ -109,8 +111,9 @@ static int reader_reserve(LineReader *r, size_t need, char *err, size_t errlen) 
     return EXIT_OK;
 }
 
-/* Reads on to the end of the line; keeps at most MAX_LINE_BYTES of it, but
- * counts all of it so a huge line can be refused with its length. */
+/* Reads on to the end of the line, hashing what it reads. A line longer
+ * than MAX_LINE_BYTES is refused as soon as the limit is passed: the input
+ * may be a stream that never ends (/dev/zero), so the rest is not read. */
 static int reader_next_file(LineReader *r, const char **line, size_t *len, int *got, char *err, size_t errlen) {
     size_t total = 0;
     int seen = 0;
@@ -119,6 +122,7 @@ static int reader_next_file(LineReader *r, const char **line, size_t *len, int *
             if (r->eof) break;
             r->chunk_len = fread(r->chunk, 1, READ_CHUNK_BYTES, r->fp);
             r->chunk_pos = 0;
+            sha256_update(&r->hash, r->chunk, r->chunk_len);
             if (r->chunk_len == 0) {
                 if (ferror(r->fp))
                     return fail(err, errlen, ERR_RUNTIME, "%s:%d: read error: %s", r->path, r->line_no + 1,
@@ -132,18 +136,20 @@ static int reader_next_file(LineReader *r, const char **line, size_t *len, int *
         const char *nl = memchr(start, '\n', avail);
         size_t n = nl ? (size_t)(nl - start) : avail;
         seen = 1;
-        if (total + n <= MAX_LINE_BYTES) {
-            int rc = reader_reserve(r, total + n, err, errlen);
-            if (rc) return rc;
-            if (n) memcpy(r->line + total, start, n);
+        if (total + n > MAX_LINE_BYTES) {
+            r->line_no++;
+            return fail(err, errlen, ERR_INPUT, "%s:%d: line is too long (more than %zu bytes, the limit; "
+                        "reading stopped there)", r->path, r->line_no, MAX_LINE_BYTES);
         }
+        int rc = reader_reserve(r, total + n, err, errlen);
+        if (rc) return rc;
+        if (n) memcpy(r->line + total, start, n);
         total += n;
         r->chunk_pos += nl ? n + 1 : n;
         if (nl) break;
     }
     if (!seen) return EXIT_OK;
     r->line_no++;
-    if (total > MAX_LINE_BYTES) return line_too_long(r, total, err, errlen);
     *line = r->line ? r->line : "";
     *len = total;
     *got = 1;
@@ -589,6 +595,11 @@ static int parse_source(const char *path, LineReader *reader, const DatasetColum
     out->path = strndup(path, strlen(path));
     if (!out->path) rc = fail(err, errlen, ERR_RUNTIME, "%s: out of memory", path);
     if (!rc) rc = parse_all(&p);
+    if (!rc) {   /* the whole source was read: its digest and line count */
+        if (p.reader.fp) sha256_final_hex(&p.reader.hash, out->sha256);
+        else sha256_hex(p.reader.mem, p.reader.mem_len, out->sha256);
+        out->lines = p.reader.line_no;
+    }
     free(p.rec.bytes);
     free(p.rec.field_end);
     free(p.reader.line);
@@ -630,6 +641,7 @@ static int read_path(const char *path, const DatasetColumns *columns, int texts,
     LineReader reader;
     memset(&reader, 0, sizeof reader);
     reader.fp = fp;
+    sha256_init(&reader.hash);
     reader.chunk = malloc(READ_CHUNK_BYTES);
     int rc;
     if (!reader.chunk) {
@@ -711,6 +723,8 @@ static int copy_subset(const TextDataset *all, const unsigned char *is_val, int 
     int count = 0;
     for (int i = 0; i < all->n; i++) count += is_val[i] == want;
     out->path = strndup(all->path ? all->path : "", strlen(all->path ? all->path : ""));
+    memcpy(out->sha256, all->sha256, sizeof out->sha256);
+    out->lines = all->lines;
     out->examples = calloc(count ? (size_t)count : 1, sizeof *out->examples);
     if (!out->path || !out->examples) return -1;
     for (int i = 0; i < all->n; i++) {

@@ -20,6 +20,8 @@ typedef struct {
     char *path;        /* as given by the user */
     Example *examples; /* (n) */
     int n;
+    char sha256[65];   /* of the source's bytes, hashed as they were read (a stream is read once) */
+    long lines;        /* the source's lines, a last one without '\n' included */
 } TextDataset;
 
 /* Which columns of a file with a header row hold the label and the text
@@ -35,7 +37,10 @@ typedef struct {
  * A TSV whose first line has more than two columns, 'label' and 'text' among
  * them, is read as a table with that header row. Tolerates CRLF, a BOM,
  * blank lines and '#' comment lines; refuses invalid UTF-8, NUL bytes,
- * missing tab, empty label or text, an empty file. */
+ * missing tab, empty label or text, an empty file. The file is read once,
+ * as a stream (a FIFO or a pipe works), each line checked as it arrives: a
+ * line longer than the limit is refused as soon as the limit is passed, so an
+ * endless line (/dev/zero) ends quickly. */
 int dataset_read(const char *path, TextDataset *out, char *err, size_t errlen);
 /* Texts for pretraining (SPEC 4b): a TSV or CSV as above (its labels are
  * kept but mean nothing), or, when the first content line has no tab and is
@@ -60,7 +65,8 @@ TextCheck dataset_check_text(const char *s, size_t len, size_t *start, size_t *t
                              size_t whylen);
 
 /* Stratified, seeded split: about frac of each class goes to val (at least one
- * example of a class with 2 or more). Examples are copied. */
+ * example of a class with 2 or more). Examples are copied; both parts keep
+ * the source's sha256 and lines. */
 int dataset_split(const TextDataset *all, double frac, uint64_t seed, TextDataset *train, TextDataset *val,
                   char *err, size_t errlen);
 
