@@ -15,7 +15,7 @@ const OptionSpec OPTION_TABLE[] = {
     /* name, kind, field, default, min, max, choices, help, recorded */
     {"epochs", OPT_INT, OFF(epochs), "20", 1, 1e6, NULL, "training epochs (the total when resuming)", 1},
     {"batch-size", OPT_INT, OFF(batch_size), "32", 1, 65536, NULL, "examples per step", 1},
-    {"lr", OPT_DOUBLE, OFF(lr), "0.001", 0, 10, NULL, "peak learning rate (AdamW)", 1},
+    {"lr", OPT_DOUBLE, OFF(lr), "0.003", 0, 10, NULL, "peak learning rate (AdamW)", 1},
     {"weight-decay", OPT_DOUBLE, OFF(weight_decay), "0.01", 0, 10, NULL,
      "decoupled weight decay on matrices and embeddings", 1},
     {"warmup", OPT_DOUBLE, OFF(warmup), "0.1", 0, 1e9, NULL,
@@ -35,7 +35,8 @@ const OptionSpec OPTION_TABLE[] = {
     {"pe", OPT_CHOICE, OFF(pe), "sinusoidal", 0, 0, "sinusoidal|learned|none", "positional encoding", 1},
     {"tokenizer", OPT_CHOICE, OFF(tokenizer), "bpe", 0, 0, "bpe|word|char",
      "bpe: subwords learned from the training texts; word: words; char: characters", 1},
-    {"vocab-size", OPT_INT, OFF(vocab_size), "10000", 6, 1 << 24, NULL, "vocabulary cap, the 5 specials included", 1},
+    {"vocab-size", OPT_INT, OFF(vocab_size), "2000", 6, 1 << 24, NULL,
+     "vocabulary size, the 5 specials included (bpe: symbols to learn; word, char: a cap)", 1},
     {"min-freq", OPT_INT, OFF(min_freq), "1", 1, 1 << 30, NULL, "drop tokens seen fewer times in training", 1},
     {"val", OPT_STRING, OFF(val_path), "", 0, 0, NULL, "validation file (default: split from the training data)", 1},
     {"val-split", OPT_DOUBLE, OFF(val_split), "0.1", 0, 0.9, NULL,

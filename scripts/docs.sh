@@ -114,6 +114,15 @@ awk -v val="$none_val" -v test="$none_test" 'BEGIN {
     printf "`runs/untrained/positional_encoding_100.png` and `runs/negation-compare-pe/compare.png`.)\n" }' \
     | tr '\n' ' ' | fmt -w 80 -g 78 > "$blocks/compare-note"
 
+# ---- trace --backward on the demo model: the walk's start, the live check and the saliency
+backward=(./train trace --model "$runs/demo" --backward --label pos "the food was good , not bad")
+"${backward[@]}" > "$work/backward.txt" 2>&1 || { cat "$work/backward.txt"; exit 1; }
+{
+    typed "${backward[@]}" | as_shown
+    awk '/^\[7\] backward/ { p = 1 } /^\[7\.2\]/ { if (p) print "..."; p = 0 }
+         /^\[7\.9\]/ { p = 1 } p' "$work/backward.txt" | as_shown
+} | fence > "$blocks/demo-backward"
+
 # ---- the seconds column is noise; everything else must match
 mask() { awk -F'|' -v OFS='|' '/^ +[0-9]+ \|/ && NF >= 8 { $7 = " S " } /^ +[0-9]+ \|/ && NF == 6 { $4 = " S " } 1'; }
 readme_block() { awk -v name="$1" '$0 == "<!-- end:" name " -->" { p = 0 } p; $0 == "<!-- begin:" name " -->" { p = 1 }' "$2"; }

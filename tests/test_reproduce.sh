@@ -23,7 +23,7 @@ $TRAIN "$tmp/data.tsv" --out "$tmp/a" "${TINY[@]}" --threads 2 --quiet > /dev/nu
 json="$tmp/a/run.json"
 sha=$(sha256sum "$tmp/data.tsv" | cut -d' ' -f1)
 for key in '"command"' '"options"' '"seed": 42' '"threads": 2' "\"sha256\": \"$sha\"" '"lines": 500' '"version"' \
-           '"compiler"' '"cflags"' '"cpu"' '"openmp"' '"dropout": 0.2,' '"lr": 0.001,'; do
+           '"compiler"' '"cflags"' '"cpu"' '"openmp"' '"dropout": 0.2,' '"lr": 0.003,'; do
     grep -qF "$key" "$json" || fail "run.json lacks $key"
 done
 pass "run.json records command, options, seed, threads, data SHA-256 and lines, version, compiler, machine"
@@ -60,9 +60,9 @@ rc=$?
 cp "$tmp/data.bak" "$tmp/data.tsv"
 
 # diff: a run with another --lr shows that option and both traces
-$TRAIN "$tmp/data.tsv" --out "$tmp/b" "${TINY[@]}" --lr 0.003 --quiet > /dev/null || fail "training run b"
+$TRAIN "$tmp/data.tsv" --out "$tmp/b" "${TINY[@]}" --lr 0.001 --quiet > /dev/null || fail "training run b"
 $TRAIN diff "$tmp/a" "$tmp/b" > "$tmp/diff.txt" 2>&1 || fail "diff exited non-zero"
-grep -E '^lr +0\.001 +0\.003 +\*' "$tmp/diff.txt" > /dev/null && pass "diff marks --lr 0.001 vs 0.003" \
+grep -E '^lr +0\.003 +0\.001 +\*' "$tmp/diff.txt" > /dev/null && pass "diff marks --lr 0.003 vs 0.001" \
     || fail "diff does not mark lr: $(grep '^lr' "$tmp/diff.txt")"
 [ "$(grep -c ' \*$' "$tmp/diff.txt")" -eq 1 ] && pass "diff marks only the option that differs" \
     || fail "diff marks $(grep -c ' \*$' "$tmp/diff.txt") options"
