@@ -58,7 +58,7 @@ const CommandSpec COMMANDS[] = {
      "Re-runs a recorded run from RUN/run.json (refusing if its data changed) into\n"
      "RUN/reproduce or NEW, and compares the two metrics.csv traces: exit 0 when\n"
      "identical, 1 when not.\n",
-     "out threads quiet"},
+     "out overwrite threads quiet"},
     {"diff",
      "./train diff RUN_A RUN_B\n",
      "Two runs' options (differences marked *) and traces side by side.\n",

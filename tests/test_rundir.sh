@@ -178,7 +178,7 @@ for bin in "$TRAIN" "$ASAN"; do
     expect "--overwrite" 0 "overwrite: the run in first" data.tsv "${TINY[@]}" --epochs 3 --stop-after 1 --lr 0.01 \
         --out first --overwrite &&
         verify "metrics.csv after --overwrite has $(epochs_in first) epochs, not 1" [ "$(epochs_in first)" -eq 1 ] &&
-        verify "run.json after --overwrite lacks the new --lr" grep -q '"lr": "0.01"' first/run.json &&
+        verify "run.json after --overwrite lacks the new --lr" grep -q '"lr": 0.01,' first/run.json &&
         verify "the old run's report.txt survived --overwrite" [ ! -e first/report.txt ] &&
         verify "--overwrite removed a file that is not the run's" [ -f first/notes.txt ] &&
         verify "the model after --overwrite does not load" "$bin" predict --threads 1 --model first "good food" &&
