@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
-# get-data.sh: builds the real datasets (digits, langid) from Debian packages, fetched without root.
+# get-data.sh: builds the real datasets (digits, langid, wordnet, fortunes) from Debian packages, fetched without root.
 #
 # Downloads the .debs with `apt-get download` into build/debs, unpacks them with
 # `dpkg-deb -x` into build/debs/root (nothing is installed), then writes
 #   data/digits/{train,test}.tsv   sklearn's 8x8 digits, 64 pixel tokens 0..16
 #   data/langid/{train,test}.tsv   word -> language (12 languages) from word lists
+#   data/wordnet/{train,test}.tsv  WordNet definition -> part of speech (noun verb adj adv)
+#   data/fortunes/{train,test}.tsv fortune-cookie quote -> the fortune file it is in (7 topics)
 # with a deterministic stratified 80/20 split (data/generate.c does the hashing).
 # Needs only what a fresh Debian has (bash, coreutils, gzip, grep, sed, iconv,
-# apt-get, dpkg-deb) plus a C compiler. Packages already in build/debs are reused.
+# apt-get, dpkg-deb, awk) plus a C compiler. Packages already in build/debs are reused.
 # Exit: 0 done; 3 the packages could not be fetched (callers may skip); 1 other errors.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -19,6 +21,13 @@ seed_pick=1          # which words of a language are kept
 seed_split=2         # which examples go to test
 test_percent=20
 words_per_lang=4000
+glosses_per_pos=3000 # WordNet definitions kept per part of speech (adverbs have about 3600)
+
+# part of speech, WordNet data file (wordnet-base, /usr/share/wordnet)
+wordnet_pos=(noun verb adj adv)
+# fortune files (fortunes, /usr/share/games/fortunes): the topical ones with
+# 600 or more quotes; the grab bags (cookie, fortunes, miscellaneous) are left out
+fortune_files=(computers definitions people politics science songs-poems work)
 
 # language code, Debian package, file in /usr/share/dict
 langs=(
@@ -35,7 +44,7 @@ langs=(
     "pl wpolish polish"
     "ca wcatalan catalan"
 )
-packages=(python3-sklearn)
+packages=(python3-sklearn wordnet-base fortunes)
 for entry in "${langs[@]}"; do
     read -r _ pkg _ <<<"$entry"
     packages+=("$pkg")
@@ -64,7 +73,7 @@ done
 cc=${CC:-cc}
 "$cc" -std=c11 -O2 -Wall -Wextra -o build/generate data/generate.c
 rm -rf "$tmp"
-mkdir -p "$tmp/digits" "$tmp/langid" "$tmp/words"
+mkdir -p "$tmp/digits" "$tmp/langid" "$tmp/words" "$tmp/wordnet" "$tmp/fortunes"
 
 # 2. digits: 65 comma-separated integers per row (64 pixels 0..16, then the digit).
 csv=$(find "$root" -path '*sklearn/datasets/data/digits.csv.gz' | head -n 1)
@@ -130,8 +139,94 @@ done
 build/generate split "$test_percent" "$seed_split" "$tmp/langid/train.tsv" "$tmp/langid/test.tsv" \
     <"$tmp/langid/all.tsv"
 
-# 4. Move into data/ only now, so a failure never leaves half-written files.
-for name in digits langid; do
+# 4. wordnet: a synset's definition (the gloss without its quoted examples) ->
+# its part of speech. Data lines start with the synset offset; lines starting
+# with two spaces are the license header. The gloss follows " | "; examples
+# start at the first double quote. Satellite adjectives (type s) are in
+# data.adj and count as adj. A definition found under two parts of speech is
+# dropped from both; then glosses_per_pos per part of speech are picked.
+for pos in "${wordnet_pos[@]}"; do
+    file=$root/usr/share/wordnet/data.$pos
+    if [ ! -f "$file" ]; then
+        echo "get-data: $file not found in wordnet-base" >&2
+        exit 1
+    fi
+    LC_ALL=C awk '/^  / { next }
+        {
+            i = index($0, " | ")
+            if (!i) next
+            g = substr($0, i + 3)
+            q = index(g, "\"")
+            if (q) g = substr(g, 1, q - 1)
+            gsub(/[ \t]+/, " ", g)
+            sub(/^[ ;:,]+/, "", g)
+            sub(/[ ;:,]+$/, "", g)
+            if (g != "") print g
+        }' "$file" | LC_ALL=C sort -u >"$tmp/wordnet/$pos"
+done
+cat "$tmp"/wordnet/{noun,verb,adj,adv} | LC_ALL=C sort | LC_ALL=C uniq -d >"$tmp/wordnet/shared"
+echo "get-data: wordnet: $(wc -l <"$tmp/wordnet/shared") definitions have several parts of speech and are dropped"
+: >"$tmp/wordnet/all.tsv"
+for pos in "${wordnet_pos[@]}"; do
+    LC_ALL=C comm -23 "$tmp/wordnet/$pos" "$tmp/wordnet/shared" \
+        | build/generate pick "$glosses_per_pos" "$seed_pick" >"$tmp/wordnet/$pos.picked"
+    n=$(wc -l <"$tmp/wordnet/$pos.picked")
+    if [ "$n" -lt "$glosses_per_pos" ]; then
+        echo "get-data: only $n definitions for $pos" >&2
+        exit 1
+    fi
+    echo "get-data: wordnet $pos: $(wc -l <"$tmp/wordnet/$pos") distinct definitions, $n kept"
+    sed "s/^/$pos\t/" "$tmp/wordnet/$pos.picked" >>"$tmp/wordnet/all.tsv"
+done
+for split in train test; do
+    printf '# wordnet %s: definition -> part of speech (noun verb adj adv), %d WordNet 3.0 glosses each without their quoted examples (Debian wordnet-base, WordNet 3.0 license), definitions of several parts of speech dropped. Made by scripts/get-data.sh (stratified %d/%d split).\n' \
+        "$split" "$glosses_per_pos" $((100 - test_percent)) "$test_percent" >"$tmp/wordnet/$split.tsv"
+done
+build/generate split "$test_percent" "$seed_split" "$tmp/wordnet/train.tsv" "$tmp/wordnet/test.tsv" \
+    <"$tmp/wordnet/all.tsv"
+
+# 5. fortunes: a quote -> the fortune file it comes from. Quotes are separated
+# by lines holding only "%". Overstrike (underlining as "___\b\b\bword" or
+# "_\bw", accents as "e\b'") is removed, other control characters become
+# spaces, white space runs (line breaks included) become one space. A quote in
+# more than one file is dropped from all of them; all the others are kept.
+for name in "${fortune_files[@]}"; do
+    file=$root/usr/share/games/fortunes/$name
+    if [ ! -f "$file" ]; then
+        echo "get-data: $file not found in fortunes" >&2
+        exit 1
+    fi
+    LC_ALL=C awk 'BEGIN { RS = "\n%\n" }
+        {
+            gsub(/_+\b+/, "")
+            gsub(/\b+./, "")
+            gsub(/[\001-\037\177]/, " ")
+            gsub(/ +/, " ")
+            sub(/^ /, "")
+            sub(/ $/, "")
+            if ($0 != "" && $0 != "%") print
+        }' "$file" | LC_ALL=C sort -u >"$tmp/fortunes/$name"
+done
+for name in "${fortune_files[@]}"; do cat "$tmp/fortunes/$name"; done | LC_ALL=C sort | LC_ALL=C uniq -d \
+    >"$tmp/fortunes/shared"
+echo "get-data: fortunes: $(wc -l <"$tmp/fortunes/shared") quotes are in several files and are dropped"
+: >"$tmp/fortunes/all.tsv"
+for name in "${fortune_files[@]}"; do
+    LC_ALL=C comm -23 "$tmp/fortunes/$name" "$tmp/fortunes/shared" | sed "s/^/$name\t/" >>"$tmp/fortunes/all.tsv"
+done
+if ! iconv -f UTF-8 -t UTF-8 "$tmp/fortunes/all.tsv" >/dev/null 2>&1; then
+    echo "get-data: the fortune files are not valid UTF-8" >&2
+    exit 1
+fi
+for split in train test; do
+    printf '# fortunes %s: quote -> the fortune file it is in (%s), every distinct quote of these files of Debian fortunes (BSD fortune-mod data, BSD license), overstrike removed, line breaks as spaces, quotes of several files dropped. Made by scripts/get-data.sh (stratified %d/%d split).\n' \
+        "$split" "${fortune_files[*]}" $((100 - test_percent)) "$test_percent" >"$tmp/fortunes/$split.tsv"
+done
+build/generate split "$test_percent" "$seed_split" "$tmp/fortunes/train.tsv" "$tmp/fortunes/test.tsv" \
+    <"$tmp/fortunes/all.tsv"
+
+# 6. Move into data/ only now, so a failure never leaves half-written files.
+for name in digits langid wordnet fortunes; do
     mkdir -p "data/$name"
     for split in train test; do
         mv "$tmp/$name/$split.tsv" "data/$name/$split.tsv"

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # test_datasets.sh: checks the datasets: synthetic ones rebuild byte-identically, have the right sizes, balance and order properties, and no leakage.
 # Run from anywhere: bash tests/test_datasets.sh. Exits non-zero on any failure.
-# The real datasets (data/digits, data/langid) are checked only when `make data` has built them.
+# The real datasets (data/digits, data/langid, data/wordnet, data/fortunes) are checked only when `make data` has built them.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 failures=0
@@ -158,6 +158,28 @@ if [ -f data/langid/train.tsv ] && [ -f data/langid/test.tsv ]; then
     [ "$bad" -eq 0 ] && pass "langid: words are lower-case letters only" || fail "langid: $bad words are not lower-case letters"
 else
     echo "skip: data/langid not built (run 'make data'; it needs the Debian packages)"
+fi
+if [ -f data/wordnet/train.tsv ] && [ -f data/wordnet/test.tsv ]; then
+    expect_counts data/wordnet/train.tsv "adj 2400;adv 2400;noun 2400;verb 2400"
+    expect_counts data/wordnet/test.tsv "adj 600;adv 600;noun 600;verb 600"
+    expect_no_leak data/wordnet/train.tsv data/wordnet/test.tsv
+    # the quoted usage examples are cut off (they would name the word itself)
+    bad=$(cat data/wordnet/train.tsv data/wordnet/test.tsv | grep -v '^#' | grep -c '"')
+    [ "$bad" -eq 0 ] && pass "wordnet: no quoted examples" || fail "wordnet: $bad definitions hold a double quote"
+else
+    echo "skip: data/wordnet not built (run 'make data'; it needs the Debian packages)"
+fi
+if [ -f data/fortunes/train.tsv ] && [ -f data/fortunes/test.tsv ]; then
+    expect_counts data/fortunes/train.tsv \
+        "computers 840;definitions 962;people 996;politics 562;science 499;songs-poems 570;work 502"
+    expect_counts data/fortunes/test.tsv \
+        "computers 210;definitions 240;people 249;politics 140;science 125;songs-poems 142;work 126"
+    expect_no_leak data/fortunes/train.tsv data/fortunes/test.tsv
+    # overstrike and other control characters are gone; quotes are one line
+    bad=$(cat data/fortunes/train.tsv data/fortunes/test.tsv | grep -v '^#' | cut -f2 | LC_ALL=C grep -c '[[:cntrl:]]')
+    [ "$bad" -eq 0 ] && pass "fortunes: no control characters" || fail "fortunes: $bad quotes hold control characters"
+else
+    echo "skip: data/fortunes not built (run 'make data'; it needs the Debian packages)"
 fi
 
 echo
