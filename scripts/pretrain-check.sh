@@ -18,6 +18,8 @@ cd "$(dirname "$0")/.."
 out=${1:-build/pretrain-check}
 min_gap=${MIN_GAP:-5}
 lic=/usr/share/common-licenses
+# each check is fresh: the runs of an earlier check are replaced
+rm -rf "${out:?}"/pre-* "${out:?}"/fine-* "${out:?}"/scratch-*
 mkdir -p "$out"
 for f in Apache-2.0 Artistic GFDL-1.3 GPL-2 GPL-3 LGPL-2.1 MPL-1.1 MPL-2.0; do
     [ -f "$lic/$f" ] || { echo "skip: $lic/$f missing (Debian's base-files)"; exit 0; }
