@@ -45,6 +45,8 @@ typedef struct {
 
 struct ModelActs {
     ThreadsAdapt threads; /* the OpenMP team fitted to the cores others leave free */
+    float *att_work;      /* the attention's work buffer (nn/layers.h), 64-byte aligned */
+    int att_threads;      /* threads it has room for */
     float *arena;
     int *tokens;        /* (B,T) copy of the last batch */
     int *labels;        /* (B) */
@@ -272,6 +274,7 @@ void model_free(Model *m) {
     if (!m) return;
     if (m->acts) {
         free(m->acts->arena);
+        free(m->acts->att_work);
         free(m->acts->tokens);
         free(m->acts->layers);
         free(m->acts->layer_params);
@@ -318,6 +321,15 @@ Model *model_create(const ModelConfig *cfg, int max_batch, char *err, size_t err
     m->adam_v = calloc(m->n_params, sizeof(float));
     m->acts_floats = layout_acts(a, cfg, max_batch, NULL);
     a->arena = calloc(m->acts_floats, sizeof(float));
+#ifdef _OPENMP
+    a->att_threads = omp_get_max_threads();
+#else
+    a->att_threads = 1;
+#endif
+    size_t att_bytes = (size_t)attention_work_floats(cfg->max_len, cfg->d_model, cfg->n_heads, a->att_threads) *
+                       sizeof(float);
+    a->att_work = aligned_alloc(64, (att_bytes + 63) / 64 * 64);
+    if (!a->att_work) goto out_of_memory;
     a->tokens = calloc((size_t)max_batch * cfg->max_len * 3 + max_batch, sizeof(int));
     if (!m->params || !m->grads || !m->adam_m || !m->adam_v || !a->arena || !a->tokens) goto out_of_memory;
     a->labels = a->tokens + (size_t)max_batch * cfg->max_len;
@@ -432,7 +444,8 @@ static const float *layer_forward(Model *m, int l, const float *x, int B, int T,
     }
     linear_forward(la->qkv, attn_in, P + lp->in_proj_w, P + lp->in_proj_b, N, d, 3 * d);
     DropoutKey att_drop = {dropout ? c->dropout : 0.0f, opt->seed, opt->step, layer_site(l, DROP_ATTENTION)};
-    attention_forward(la->att_heads, la->att_stats, la->qkv, a->tokens, B, T, d, c->n_heads, att_drop);
+    attention_forward(la->att_heads, la->att_stats, la->qkv, a->tokens, B, T, d, c->n_heads, att_drop, a->att_work,
+                      a->att_threads);
     linear_forward(a->att_proj, la->att_heads, P + lp->out_proj_w, P + lp->out_proj_b, N, d, d);
     if (dropout)
         dropout_apply(a->att_proj, a->att_proj, Nd, c->dropout, opt->seed, opt->step, layer_site(l, DROP_ATTN_OUT));
@@ -621,7 +634,8 @@ static void layer_backward(Model *m, int l, const float *x, const float *dout, f
                     P + lp->out_proj_w, N, d, d);
     zero_floats(a->d_qkv, 3 * Nd);
     DropoutKey att_drop = {dropout ? c->dropout : 0.0f, seed, step, layer_site(l, DROP_ATTENTION)};
-    attention_backward(a->d_qkv, a->d_heads, la->qkv, la->att_stats, a->tokens, B, T, d, c->n_heads, att_drop);
+    attention_backward(a->d_qkv, a->d_heads, la->qkv, la->att_stats, a->tokens, B, T, d, c->n_heads, att_drop,
+                       a->att_work, a->att_threads);
     /* to x: residual path plus the attention input's gradient */
     copy_floats(dx, d_resid1, Nd);
     if (pre) {
@@ -777,7 +791,7 @@ const float *model_embedding_sum(const Model *m) { return m->acts->emb_sum; }
 const float *model_attention_probs(const Model *m, int l) {
     /* made again from the layer's saved q, k of the last forward */
     attention_probs(m->acts->att_probs, m->acts->layers[l].qkv, m->acts->tokens, m->batch, m->seq_len,
-                    m->cfg.d_model, m->cfg.n_heads);
+                    m->cfg.d_model, m->cfg.n_heads, m->acts->att_work, m->acts->att_threads);
     return m->acts->att_probs;
 }
 const float *model_ffn_output(const Model *m, int l) { return m->acts->layers[l].ff_out; }

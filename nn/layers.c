@@ -414,17 +414,21 @@ static int att_thread_num(void) {
 #endif
 }
 
-/* Every thread's AttWork in one allocation, freed by the caller. Running
- * out of memory for these few hundred kilobytes ends the program. */
-static float *att_work_alloc(long per_thread, int threads) {
-    size_t bytes = (size_t)per_thread * (size_t)threads * sizeof(float);
-    bytes = (bytes + 63) / 64 * 64;
-    float *work = aligned_alloc(64, bytes > 0 ? bytes : 64);
-    if (!work) {
-        fprintf(stderr, "error: out of memory for the attention's work buffers (%zu bytes)\n", bytes);
-        exit(1);
+long attention_work_floats(int T, int C, int NH, int threads) {
+    /* the block of query rows shrinks as T grows, so take the largest need of any length up to T */
+    long most = 0;
+    for (int t = 1; t <= T; t++) {
+        long need = att_work_floats(t, C / NH, attention_block_rows(t));
+        if (need > most) most = need;
     }
-    return work;
+    return most * (threads > 0 ? threads : 1);
+}
+
+/* The team of a parallel region over the work buffer: never more threads
+ * than it has room for (the results do not depend on the team's size). */
+static int att_team(int work_threads) {
+    int t = att_threads();
+    return t < work_threads ? t : work_threads;
 }
 
 /* Lanes of the row maximum. A maximum is the same in any order, so these
@@ -534,12 +538,11 @@ static void attention_dropout_rows(float *used, float *mask, const float *p, int
 }
 
 void attention_forward(float *out, float *stats, const float *qkv, const int *tokens, int B, int T, int C,
-                       int NH, DropoutKey drop) {
+                       int NH, DropoutKey drop, float *work, int work_threads) {
     int dh = C / NH, block = attention_block_rows(T);
     float scale = 1.0f / sqrtf((float)dh);
     long per_thread = att_work_floats(T, dh, block);
-    float *work = att_work_alloc(per_thread, att_threads());
-    #pragma omp parallel for schedule(static)
+    #pragma omp parallel for schedule(static) num_threads(att_team(work_threads))
     for (int bh = 0; bh < B * NH; bh++) {
         int b = bh / NH, h = bh % NH;
         AttWork w = att_work_carve(work + per_thread * att_thread_num(), T, dh, block);
@@ -563,15 +566,14 @@ void attention_forward(float *out, float *stats, const float *qkv, const int *to
             att_product(out + ((long)b * T + r0) * C + (long)h * dh, C, u, w.v, rows, dh, T, 0);
         }
     }
-    free(work);
 }
 
-void attention_probs(float *probs, const float *qkv, const int *tokens, int B, int T, int C, int NH) {
+void attention_probs(float *probs, const float *qkv, const int *tokens, int B, int T, int C, int NH, float *work,
+                     int work_threads) {
     int dh = C / NH, block = attention_block_rows(T);
     float scale = 1.0f / sqrtf((float)dh);
     long per_thread = att_work_floats(T, dh, block);
-    float *work = att_work_alloc(per_thread, att_threads());
-    #pragma omp parallel for schedule(static)
+    #pragma omp parallel for schedule(static) num_threads(att_team(work_threads))
     for (int bh = 0; bh < B * NH; bh++) {
         int b = bh / NH, h = bh % NH;
         AttWork w = att_work_carve(work + per_thread * att_thread_num(), T, dh, block);
@@ -585,7 +587,6 @@ void attention_probs(float *probs, const float *qkv, const int *tokens, int B, i
             attention_softmax_rows(p + (long)r0 * T, T, rows, tokens + (long)b * T, T, scale, NULL);
         }
     }
-    free(work);
 }
 
 /* Through the dropout and the softmax, in place: ds holds d(used) on entry
@@ -619,12 +620,11 @@ static void attention_softmax_backward_rows(float *ds, const float *p, const flo
 }
 
 void attention_backward(float *dqkv, const float *dout, const float *qkv, const float *stats, const int *tokens,
-                        int B, int T, int C, int NH, DropoutKey drop) {
+                        int B, int T, int C, int NH, DropoutKey drop, float *work, int work_threads) {
     int dh = C / NH, block = attention_block_rows(T);
     float scale = 1.0f / sqrtf((float)dh);
     long per_thread = att_work_floats(T, dh, block);
-    float *work = att_work_alloc(per_thread, att_threads());
-    #pragma omp parallel for schedule(static)
+    #pragma omp parallel for schedule(static) num_threads(att_team(work_threads))
     for (int bh = 0; bh < B * NH; bh++) {
         int b = bh / NH, h = bh % NH;
         AttWork w = att_work_carve(work + per_thread * att_thread_num(), T, dh, block);
@@ -663,7 +663,6 @@ void attention_backward(float *dqkv, const float *dout, const float *qkv, const 
             att_product(dk, 3L * C, ds_t, w.q_blk, T, dh, rows, 1);
         }
     }
-    free(work);
 }
 
 /* -------------------------------------------------------------- activations */

@@ -73,13 +73,18 @@ typedef struct {
  * of size T x T is stored: stats (B,NH,T,2) keeps each softmax row's maximum
  * and inverse sum for the backward. */
 void attention_forward(float *out, float *stats, const float *qkv, const int *tokens, int B, int T, int C,
-                       int NH, DropoutKey drop);
+                       int NH, DropoutKey drop, float *work, int work_threads);
 /* dqkv (B,T,3C) += gradient; the probabilities are made again from qkv and
  * the forward's stats, the dropout factors from their keys. */
 void attention_backward(float *dqkv, const float *dout, const float *qkv, const float *stats, const int *tokens,
-                        int B, int T, int C, int NH, DropoutKey drop);
+                        int B, int T, int C, int NH, DropoutKey drop, float *work, int work_threads);
 /* probs (B,NH,T,T): the attention probabilities before dropout, for views. */
-void attention_probs(float *probs, const float *qkv, const int *tokens, int B, int T, int C, int NH);
+void attention_probs(float *probs, const float *qkv, const int *tokens, int B, int T, int C, int NH, float *work,
+                     int work_threads);
+/* The three take a work buffer of attention_work_floats(max T, C, NH,
+ * work_threads) floats, 64-byte aligned, owned by the caller (one
+ * allocation, not one per call); they run on at most work_threads threads. */
+long attention_work_floats(int T, int C, int NH, int threads);
 
 /* Activations, elementwise over n: relu, or gelu in the exact erf form. */
 void relu_forward(float *out, const float *inp, long n);
