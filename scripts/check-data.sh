@@ -60,7 +60,8 @@ run() {  # name data-dir options...
         > "$out/$name.log" 2>&1; } 2> "$out/$name.time"
     rc=$?
     [ $rc -eq 0 ] || { echo "error: $name failed ($rc):"; tail -n 5 "$out/$name.log"; failures=$((failures + 1)); }
-    read -r wall cpu <<<"$(awk '{ printf "%.0f %.0f", $1, $2 + $3 }' "$out/$name.time")"
+    read -r wall cpu <<<"$(awk 'NF == 3 { printf "%.0f %.0f", $1, $2 + $3 }' "$out/$name.time")"
+    wall=${wall:-?} cpu=${cpu:-0}
     seconds[$name]="$wall (CPU $cpu)"
     total_cpu=$((total_cpu + cpu))
     echo "  ($name: $wall s, CPU $cpu s)"
