@@ -537,6 +537,24 @@ static void attention_dropout_rows(float *used, float *mask, const float *p, int
     }
 }
 
+/* Head h of example b (bh = b * NH + h): its q, k, v views and tokens. */
+typedef struct {
+    int b, h;
+    MatView q, k, v;     /* (T, dh) each, inside qkv */
+    const int *tok;      /* (T) */
+} AttHead;
+
+static AttHead att_head(const float *qkv, const int *tokens, int bh, int NH, int T, int C, int dh) {
+    AttHead a;
+    a.b = bh / NH;
+    a.h = bh % NH;
+    a.q = qkv_head(qkv, a.b, a.h, 0, T, C, dh);
+    a.k = qkv_head(qkv, a.b, a.h, 1, T, C, dh);
+    a.v = qkv_head(qkv, a.b, a.h, 2, T, C, dh);
+    a.tok = tokens + (long)a.b * T;
+    return a;
+}
+
 void attention_forward(float *out, float *stats, const float *qkv, const int *tokens, int B, int T, int C,
                        int NH, DropoutKey drop, float *work, int work_threads) {
     int dh = C / NH, block = attention_block_rows(T);
@@ -544,11 +562,11 @@ void attention_forward(float *out, float *stats, const float *qkv, const int *to
     long per_thread = att_work_floats(T, dh, block);
     #pragma omp parallel for schedule(static) num_threads(att_team(work_threads))
     for (int bh = 0; bh < B * NH; bh++) {
-        int b = bh / NH, h = bh % NH;
+        AttHead ah = att_head(qkv, tokens, bh, NH, T, C, dh);
+        int b = ah.b, h = ah.h;
+        MatView q = ah.q, k = ah.k, v = ah.v;
+        const int *tok = ah.tok;
         AttWork w = att_work_carve(work + per_thread * att_thread_num(), T, dh, block);
-        MatView q = qkv_head(qkv, b, h, 0, T, C, dh), k = qkv_head(qkv, b, h, 1, T, C, dh);
-        MatView v = qkv_head(qkv, b, h, 2, T, C, dh);
-        const int *tok = tokens + (long)b * T;
         mm_pack_b(w.k_t, transposed(k), 0, dh, 0, T);
         mm_pack_b(w.v, v, 0, T, 0, dh);
         for (int r0 = 0; r0 < T; r0 += block) {
@@ -575,16 +593,17 @@ void attention_probs(float *probs, const float *qkv, const int *tokens, int B, i
     long per_thread = att_work_floats(T, dh, block);
     #pragma omp parallel for schedule(static) num_threads(att_team(work_threads))
     for (int bh = 0; bh < B * NH; bh++) {
-        int b = bh / NH, h = bh % NH;
+        AttHead ah = att_head(qkv, tokens, bh, NH, T, C, dh);
+        MatView q = ah.q, k = ah.k;
+        const int *tok = ah.tok;
         AttWork w = att_work_carve(work + per_thread * att_thread_num(), T, dh, block);
-        MatView q = qkv_head(qkv, b, h, 0, T, C, dh), k = qkv_head(qkv, b, h, 1, T, C, dh);
         float *p = probs + (long)bh * T * T;
         mm_pack_b(w.k_t, transposed(k), 0, dh, 0, T);
         for (int r0 = 0; r0 < T; r0 += block) {
             int rows = T - r0 < block ? T - r0 : block;
             MatView q_blk = {q.data + r0 * q.row_stride, q.row_stride, 1};
             att_product(p + (long)r0 * T, T, q_blk, w.k_t, rows, T, dh, 0);
-            attention_softmax_rows(p + (long)r0 * T, T, rows, tokens + (long)b * T, T, scale, NULL);
+            attention_softmax_rows(p + (long)r0 * T, T, rows, tok, T, scale, NULL);
         }
     }
 }
@@ -626,11 +645,11 @@ void attention_backward(float *dqkv, const float *dout, const float *qkv, const 
     long per_thread = att_work_floats(T, dh, block);
     #pragma omp parallel for schedule(static) num_threads(att_team(work_threads))
     for (int bh = 0; bh < B * NH; bh++) {
-        int b = bh / NH, h = bh % NH;
+        AttHead ah = att_head(qkv, tokens, bh, NH, T, C, dh);
+        int b = ah.b, h = ah.h;
+        MatView q = ah.q, k = ah.k, v = ah.v;
+        const int *tok = ah.tok;
         AttWork w = att_work_carve(work + per_thread * att_thread_num(), T, dh, block);
-        MatView q = qkv_head(qkv, b, h, 0, T, C, dh), k = qkv_head(qkv, b, h, 1, T, C, dh);
-        MatView v = qkv_head(qkv, b, h, 2, T, C, dh);
-        const int *tok = tokens + (long)b * T;
         float *dq = dqkv + (long)b * T * 3 * C + (long)h * dh;
         float *dk = dq + C, *dv = dq + 2L * C;
         mm_pack_b(w.k_t, transposed(k), 0, dh, 0, T);
