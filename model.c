@@ -52,7 +52,7 @@ struct ModelActs {
     int *labels;        /* (B) */
     int has_labels;
     int training;
-    uint64_t drop_seed, drop_step;   /* dropout key of the last training forward */
+    uint64_t drop_seed, drop_step, drop_row0;   /* dropout key of the last training forward */
     const float *class_weights;
     float *emb_sum, *emb_mask, *x0;
     LayerActs *layers;
@@ -422,6 +422,16 @@ static void add_arrays(float *out, const float *x, const float *y, long n) {
     for (long i = 0; i < n; i++) out[i] = x[i] + y[i];
 }
 
+/* The key of the dropout at site of the last forward (p 0 when it did not
+ * train or the model has no dropout): indices counted in the global batch
+ * from its row0, max_len positions per example (nn/layers.h). */
+static DropoutKey drop_key(const Model *m, uint64_t site) {
+    const ModelActs *a = m->acts;
+    DropoutKey key = {a->training ? m->cfg.dropout : 0.0f, a->drop_seed, a->drop_step, site, a->drop_row0,
+                      m->cfg.max_len};
+    return key;
+}
+
 /* x (B,T,d) -> layer output. Post-norm (PyTorch default):
  *   r1 = x + drop(attn(x)); y1 = LN1(r1); r2 = y1 + drop(ffn(y1)); out = LN2(r2)
  * Pre-norm (norm_first):
@@ -443,12 +453,12 @@ static const float *layer_forward(Model *m, int l, const float *x, int B, int T,
         attn_in = la->ln1_out;
     }
     linear_forward(la->qkv, attn_in, P + lp->in_proj_w, P + lp->in_proj_b, N, d, 3 * d);
-    DropoutKey att_drop = {dropout ? c->dropout : 0.0f, opt->seed, opt->step, layer_site(l, DROP_ATTENTION)};
+    DropoutKey att_drop = drop_key(m, layer_site(l, DROP_ATTENTION));
     attention_forward(la->att_heads, la->att_stats, la->qkv, a->tokens, B, T, d, c->n_heads, att_drop, a->att_work,
                       a->att_threads);
     linear_forward(a->att_proj, la->att_heads, P + lp->out_proj_w, P + lp->out_proj_b, N, d, d);
     if (dropout)
-        dropout_apply(a->att_proj, a->att_proj, Nd, c->dropout, opt->seed, opt->step, layer_site(l, DROP_ATTN_OUT));
+        dropout_apply(a->att_proj, a->att_proj, B, T, d, drop_key(m, layer_site(l, DROP_ATTN_OUT)));
     add_arrays(la->resid1, x, a->att_proj, Nd);
 
     const float *ffn_in;
@@ -463,10 +473,10 @@ static const float *layer_forward(Model *m, int l, const float *x, int B, int T,
     if (c->activation == ACT_GELU) gelu_forward(la->ff_hidden, la->ff_pre, Nf);
     else relu_forward(la->ff_hidden, la->ff_pre, Nf);
     if (dropout)
-        dropout_apply(la->ff_hidden, la->ff_hidden, Nf, c->dropout, opt->seed, opt->step, layer_site(l, DROP_FFN_ACT));
+        dropout_apply(la->ff_hidden, la->ff_hidden, B, T, f, drop_key(m, layer_site(l, DROP_FFN_ACT)));
     linear_forward(la->ff_out, la->ff_hidden, P + lp->linear2_w, P + lp->linear2_b, N, f, d);
     if (dropout)
-        dropout_apply(la->ff_out, la->ff_out, Nd, c->dropout, opt->seed, opt->step, layer_site(l, DROP_FFN_OUT));
+        dropout_apply(la->ff_out, la->ff_out, B, T, d, drop_key(m, layer_site(l, DROP_FFN_OUT)));
     /* the second residual adds to r1 (pre-norm) or to LN1's output (post-norm) */
     const float *residual = pre ? la->resid1 : ffn_in;
     add_arrays(la->resid2, residual, la->ff_out, Nd);
@@ -494,13 +504,14 @@ static const float *encoder_forward(Model *m, const int *tokens, int B, int T, c
     a->training = opt->training;
     a->drop_seed = opt->seed;
     a->drop_step = opt->step;
+    a->drop_row0 = opt->row0;
     a->class_weights = opt->class_weights;
 
     const float *pos = c->pe == PE_SINUSOIDAL ? m->pe_table : c->pe == PE_LEARNED ? P + a->pos_embedding : NULL;
     embedding_forward(a->emb_sum, a->tokens, P + a->embedding, c->emb_scale, pos, N, T, d);
     const float *x = a->emb_sum;
     if (opt->training) {
-        token_dropout_mask(a->emb_mask, a->tokens, N, d, c->dropout, opt->seed, opt->step, SITE_EMBED_DROPOUT);
+        token_dropout_mask(a->emb_mask, a->tokens, B, T, d, drop_key(m, SITE_EMBED_DROPOUT));
         mul_forward(a->x0, a->emb_sum, a->emb_mask, Nd);
         x = a->x0;
     }
@@ -594,15 +605,14 @@ static void layer_backward(Model *m, int l, const float *x, const float *dout, f
     /* FFN branch: d_ff_out -> linear2 -> dropout -> activation -> linear1 */
     const float *d_ff_out = d_resid2;
     /* dropout masks: drawn again from the forward's keys */
-    uint64_t seed = a->drop_seed, step = a->drop_step;
     if (dropout) {
-        dropout_apply(a->d_proj, d_resid2, Nd, c->dropout, seed, step, layer_site(l, DROP_FFN_OUT));
+        dropout_apply(a->d_proj, d_resid2, B, T, d, drop_key(m, layer_site(l, DROP_FFN_OUT)));
         d_ff_out = a->d_proj;
     }
     zero_floats(a->d_ff_a, Nf);
     linear_backward(a->d_ff_a, G + lp->linear2_w, G + lp->linear2_b, d_ff_out, la->ff_hidden,
                     P + lp->linear2_w, N, f, d);
-    if (dropout) dropout_apply(a->d_ff_a, a->d_ff_a, Nf, c->dropout, seed, step, layer_site(l, DROP_FFN_ACT));
+    if (dropout) dropout_apply(a->d_ff_a, a->d_ff_a, B, T, f, drop_key(m, layer_site(l, DROP_FFN_ACT)));
     if (c->activation == ACT_GELU) gelu_backward_inplace(a->d_ff_a, la->ff_pre, Nf);
     else relu_backward_inplace(a->d_ff_a, la->ff_pre, Nf);
     const float *ffn_in = pre ? la->ln2_out : la->ln1_out;
@@ -626,14 +636,14 @@ static void layer_backward(Model *m, int l, const float *x, const float *dout, f
     /* attention branch */
     const float *d_att_proj = d_resid1;
     if (dropout) {
-        dropout_apply(a->d_proj, d_resid1, Nd, c->dropout, seed, step, layer_site(l, DROP_ATTN_OUT));
+        dropout_apply(a->d_proj, d_resid1, B, T, d, drop_key(m, layer_site(l, DROP_ATTN_OUT)));
         d_att_proj = a->d_proj;
     }
     zero_floats(a->d_heads, Nd);
     linear_backward(a->d_heads, G + lp->out_proj_w, G + lp->out_proj_b, d_att_proj, la->att_heads,
                     P + lp->out_proj_w, N, d, d);
     zero_floats(a->d_qkv, 3 * Nd);
-    DropoutKey att_drop = {dropout ? c->dropout : 0.0f, seed, step, layer_site(l, DROP_ATTENTION)};
+    DropoutKey att_drop = drop_key(m, layer_site(l, DROP_ATTENTION));
     attention_backward(a->d_qkv, a->d_heads, la->qkv, la->att_stats, a->tokens, B, T, d, c->n_heads, att_drop,
                        a->att_work, a->att_threads);
     /* to x: residual path plus the attention input's gradient */

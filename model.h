@@ -77,6 +77,8 @@ typedef struct {
     int training;               /* 1: dropout active, PAD zeroed, backward possible */
     uint64_t seed;              /* dropout key: (seed, step, site, index) */
     uint64_t step;
+    long row0;                  /* the global batch index of example 0: dropout's index counts from it,
+                                 * so an MPI rank's slice draws the masks of the whole batch (SPEC 7) */
     const float *class_weights; /* (n_classes) or NULL for the plain mean */
 } ForwardOptions;
 

@@ -103,32 +103,29 @@ float positional_encoding_value(int pos, int dim, int d_model) {
 
 /* ------------------------------------------------------------------ dropout */
 
-void dropout_mask(float *mask, long n, float p, uint64_t seed, uint64_t step, uint64_t site) {
-    float keep_scale = 1.0f / (1.0f - p);
+void dropout_apply(float *out, const float *inp, int B, int T, int W, DropoutKey key) {
+    float keep_scale = 1.0f / (1.0f - key.p);
     #pragma omp parallel for schedule(static)
-    for (long i = 0; i < n; i++)
-        mask[i] = rng_uniform(seed, step, site, (uint64_t)i) < p ? 0.0f : keep_scale;
+    for (int n = 0; n < B * T; n++) {
+        uint64_t first = dropout_index(&key, n / T, n % T, W, 0);
+        const float *x = inp + (long)n * W;
+        float *y = out + (long)n * W;
+        for (int c = 0; c < W; c++)
+            y[c] = x[c] * (rng_uniform(key.seed, key.step, key.site, first + (uint64_t)c) < key.p ? 0.0f : keep_scale);
+    }
 }
 
-void dropout_apply(float *out, const float *inp, long n, float p, uint64_t seed, uint64_t step,
-                   uint64_t site) {
-    float keep_scale = 1.0f / (1.0f - p);
+void token_dropout_mask(float *mask, const int *tokens, int B, int T, int C, DropoutKey key) {
+    float keep_scale = 1.0f / (1.0f - key.p);
     #pragma omp parallel for schedule(static)
-    for (long i = 0; i < n; i++)
-        out[i] = inp[i] * (rng_uniform(seed, step, site, (uint64_t)i) < p ? 0.0f : keep_scale);
-}
-
-void token_dropout_mask(float *mask, const int *tokens, int N, int C, float p,
-                        uint64_t seed, uint64_t step, uint64_t site) {
-    float keep_scale = 1.0f / (1.0f - p);
-    #pragma omp parallel for schedule(static)
-    for (int n = 0; n < N; n++) {
+    for (int n = 0; n < B * T; n++) {
         float *m = mask + (long)n * C;
         int tok = tokens[n];
+        uint64_t first = dropout_index(&key, n / T, n % T, C, 0);
         for (int c = 0; c < C; c++) {
             if (tok == TOKEN_PAD) m[c] = 0.0f;
             else if (tok == TOKEN_CLS || tok == TOKEN_SEP || tok == TOKEN_MASK) m[c] = 1.0f;
-            else m[c] = rng_uniform(seed, step, site, (uint64_t)n * C + c) < p ? 0.0f : keep_scale;
+            else m[c] = rng_uniform(key.seed, key.step, key.site, first + (uint64_t)c) < key.p ? 0.0f : keep_scale;
         }
     }
 }
@@ -518,14 +515,20 @@ static void attention_softmax_again_rows(float *p, long ldp, int rows, const int
     }
 }
 
-/* used = p * the dropout factor of each element, drawn as dropout_mask
- * draws element first + r * T + t2 of the (B,NH,T,T) probabilities; the
- * factors are kept in mask when it is not NULL. */
+/* The dropout index of query row t1, key 0 of head h of example b. */
+static uint64_t att_drop_first(const DropoutKey *key, int b, int h, int NH, int t1) {
+    uint64_t P = (uint64_t)key->positions;
+    return ((key->row0 + (uint64_t)b) * (uint64_t)NH + (uint64_t)h) * P * P + (uint64_t)t1 * P;
+}
+
+/* used = p * the dropout factor of each element of rows query rows of T
+ * keys, row r's key t2 drawn at index first + r * key.positions + t2 (the
+ * layout of layers.h); the factors are kept in mask when it is not NULL. */
 static void attention_dropout_rows(float *used, float *mask, const float *p, int rows, int T, DropoutKey key,
                                    uint64_t first) {
     float keep_scale = 1.0f / (1.0f - key.p);
     for (int r = 0; r < rows; r++) {
-        uint64_t index = first + (uint64_t)r * T;
+        uint64_t index = first + (uint64_t)r * (uint64_t)key.positions;
         const float *pr = p + (long)r * T;
         float *ur = used + (long)r * T;
         float *mr = mask ? mask + (long)r * T : NULL;
@@ -577,7 +580,7 @@ void attention_forward(float *out, float *stats, const float *qkv, const int *to
             attention_softmax_rows(w.p, T, rows, tok, T, scale, stats + 2 * ((long)bh * T + r0));
             const float *used = w.p;
             if (drop.p > 0.0f) {
-                attention_dropout_rows(w.u, NULL, w.p, rows, T, drop, ((uint64_t)bh * T + r0) * T);
+                attention_dropout_rows(w.u, NULL, w.p, rows, T, drop, att_drop_first(&drop, b, h, NH, r0));
                 used = w.u;
             }
             MatView u = {used, T, 1};
@@ -663,7 +666,7 @@ void attention_backward(float *dqkv, const float *dout, const float *qkv, const 
             attention_softmax_again_rows(w.p, T, rows, tok, T, scale, stats + 2 * ((long)bh * T + r0));
             const float *used = w.p, *mask = NULL;
             if (drop.p > 0.0f) {
-                attention_dropout_rows(w.u, w.m, w.p, rows, T, drop, ((uint64_t)bh * T + r0) * T);
+                attention_dropout_rows(w.u, w.m, w.p, rows, T, drop, att_drop_first(&drop, b, h, NH, r0));
                 used = w.u;
                 mask = w.m;
             }

@@ -33,18 +33,6 @@ float positional_encoding_value(int pos, int dim, int d_model);
 /* Sinusoidal table (T,C), PyTorch tutorial formula, evaluated in double. */
 void sinusoidal_table(float *table, int T, int C);
 
-/* Dropout scale factors for n elements: 0 with probability p, else 1/(1-p).
- * The draw for element i is keyed by (seed, step, site, i). */
-void dropout_mask(float *mask, long n, float p, uint64_t seed, uint64_t step, uint64_t site);
-/* The embedding-sum dropout of SPEC 4.3 for (N,C): [CLS]/[SEP]/[MASK] rows kept
- * unscaled (factor 1), [PAD] rows zeroed, other elements drawn as dropout_mask. */
-void token_dropout_mask(float *mask, const int *tokens, int N, int C, float p,
-                        uint64_t seed, uint64_t step, uint64_t site);
-/* out[i] = inp[i] * the factor dropout_mask would draw for element i (same
- * key, same value), without storing the mask: the backward calls it again
- * on the gradient with the same key. out may alias inp. */
-void dropout_apply(float *out, const float *inp, long n, float p, uint64_t seed, uint64_t step,
-                   uint64_t site);
 /* out = inp * mask elementwise (out may alias inp) */
 void mul_forward(float *out, const float *inp, const float *mask, long n);
 /* dinp += dout * mask */
@@ -58,18 +46,39 @@ void layernorm_backward(float *dinp, float *dweight, float *dbias, const float *
                         const float *inp, const float *weight, const float *mean,
                         const float *rstd, int N, int C);
 
-/* The key of a dropout: element i is dropped (factor 0, else 1/(1-p)) as
- * dropout_mask(..., p, seed, step, site) draws it. p = 0: no dropout. */
+/* The key of a dropout. An element is dropped (factor 0, else 1/(1-p)) when
+ * rng_uniform(seed, step, site, index) < p, its index counted in the global
+ * batch (SPEC 7): example row0 + b of the batch, position t of `positions`
+ * per example (the model's max_len, not the batch's padded length), then
+ * the element within the position. So a batch split over MPI ranks, or
+ * padded differently, draws exactly the masks of the whole batch in one
+ * process. p = 0: no dropout. */
 typedef struct {
     float p;
     uint64_t seed, step, site;
+    uint64_t row0;      /* the global batch index of example 0 of this call */
+    int positions;      /* positions counted per example: max_len (>= T) */
 } DropoutKey;
+
+/* The index of element c (of width per position) at position t of example b. */
+static inline uint64_t dropout_index(const DropoutKey *key, int b, int t, int width, int c) {
+    return ((key->row0 + (uint64_t)b) * (uint64_t)key->positions + (uint64_t)t) * (uint64_t)width + (uint64_t)c;
+}
+
+/* out = inp * each element's dropout factor for (B,T,W) data, without
+ * storing the mask: the backward calls it again on the gradient with the
+ * same key. out may alias inp. */
+void dropout_apply(float *out, const float *inp, int B, int T, int W, DropoutKey key);
+/* The embedding-sum dropout of SPEC 4.3 for tokens (B,T) and width C:
+ * [CLS]/[SEP]/[MASK] positions kept unscaled (factor 1), [PAD] positions
+ * zeroed, other elements drawn as dropout_apply draws them. */
+void token_dropout_mask(float *mask, const int *tokens, int B, int T, int C, DropoutKey key);
 
 /* Multi-head self-attention core, fused: qkv is (B,T,3C) packed q,k,v (head
  * h uses columns h*dh..(h+1)*dh of each); out (B,T,C), heads concatenated,
  * is the softmax of q.k/sqrt(dh) over keys whose token is not [PAD] (others
- * exactly 0), after dropout on the probabilities (element i of the
- * (B,NH,T,T) probabilities keyed as dropout_mask keys it), times v. Nothing
+ * exactly 0), after dropout on the probabilities (the element (t1, t2) of head h of
+ * example b has index ((row0 + b) * NH + h) * positions^2 + t1 * positions + t2), times v. Nothing
  * of size T x T is stored: stats (B,NH,T,2) keeps each softmax row's maximum
  * and inverse sum for the backward. */
 void attention_forward(float *out, float *stats, const float *qkv, const int *tokens, int B, int T, int C,

@@ -343,7 +343,7 @@ static int slice_gradients_mlm(Trainer *t, int epoch, int s, long begin, long en
     int T = masked_batch(t, epoch, s, begin, end, &selected);
     if (T <= 0) return -1;
     long global_step = (long)(epoch - 1) * t->steps_per_epoch + s;
-    ForwardOptions opt = {.training = 1, .seed = (uint64_t)t->o->seed, .step = (uint64_t)global_step};
+    ForwardOptions opt = {.training = 1, .seed = (uint64_t)t->o->seed, .step = (uint64_t)global_step, .row0 = begin};
     stats[0] = model_forward_mlm(m, t->mlm_tokens, t->mlm_targets, n, T, &opt);
     int M = model_mlm_count(m);
     for (int i = 0; i < M; i++) stats[1] += model_mlm_predicted(m, i) == model_mlm_target(m, i);
@@ -374,8 +374,9 @@ static int slice_gradients(Trainer *t, int epoch, int s, int nb, double stats[4]
     int T = encoded_batch(&t->corpus.enc_train, t->indices, n, t->tokens, t->labels);
     if (T <= 0) return -1;
     long global_step = (long)(epoch - 1) * t->steps_per_epoch + s;
+    /* dropout keyed by the slice's place in the global batch: the masks of one process */
     ForwardOptions opt = {.training = 1, .seed = (uint64_t)t->o->seed, .step = (uint64_t)global_step,
-                          .class_weights = t->class_weights};
+                          .row0 = begin, .class_weights = t->class_weights};
     stats[0] = model_forward(m, t->tokens, t->labels, n, T, &opt);
     model_backward(m);
     for (int i = 0; i < n; i++) {

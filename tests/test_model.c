@@ -86,7 +86,8 @@ static void test_masked_dropout(void) {
     for (int n = 0; n < N; n++) tokens[n] = n % 8 == 0 ? TOKEN_CLS : n % 8 == 1 ? TOKEN_SEP : n % 8 == 2 ? TOKEN_MASK
                                           : n % 8 == 3 ? TOKEN_PAD : 5 + n % 30;
     const float p = 0.3f;
-    token_dropout_mask(mask, tokens, N, C, p, 42, 3, 1);
+    DropoutKey key = {p, 42, 3, 1, 0, 64};
+    token_dropout_mask(mask, tokens, N / 64, 64, C, key);
     long kept = 0, others = 0, bad_special = 0, bad_pad = 0, bad_scale = 0;
     for (int n = 0; n < N; n++) {
         for (int c = 0; c < C; c++) {
@@ -111,10 +112,36 @@ static void test_masked_dropout(void) {
     CHECK(fabs(rate - (1 - p)) < 5 * sigma, "keep rate %.4f not within 5 sigma of %.2f", rate, 1 - p);
     /* a different step draws a different mask; the same key draws the same */
     float *again = malloc(sizeof(float) * N * C);
-    token_dropout_mask(again, tokens, N, C, p, 42, 3, 1);
+    token_dropout_mask(again, tokens, N / 64, 64, C, key);
     CHECK(memcmp(again, mask, sizeof(float) * N * C) == 0, "same key, same mask");
-    token_dropout_mask(again, tokens, N, C, p, 42, 4, 1);
+    key.step = 4;
+    token_dropout_mask(again, tokens, N / 64, 64, C, key);
     CHECK(memcmp(again, mask, sizeof(float) * N * C) != 0, "another step, another mask");
+    /* SPEC 7: examples 10..19 of the batch alone (an MPI rank's slice), padded
+     * to 40 positions instead of 64, draw exactly the whole batch's factors */
+    key.step = 3;
+    key.row0 = 10;
+    int *slice_tokens = malloc(sizeof(int) * 10 * 40);
+    float *slice = malloc(sizeof(float) * 10 * 40 * C);
+    for (int b = 0; b < 10; b++)
+        for (int t = 0; t < 40; t++) slice_tokens[b * 40 + t] = tokens[(10 + b) * 64 + t];
+    token_dropout_mask(slice, slice_tokens, 10, 40, C, key);
+    long differ = 0;
+    for (int b = 0; b < 10; b++)
+        for (int t = 0; t < 40; t++)
+            differ += memcmp(slice + ((long)b * 40 + t) * C, mask + ((long)(10 + b) * 64 + t) * C, sizeof(float) * C) != 0;
+    CHECK(differ == 0, "a slice of the batch (row0 10, padded to 40) draws other factors at %ld positions", differ);
+    /* dropout_apply draws the factors token_dropout_mask draws at a plain token (tokens[4]) */
+    float *ones = malloc(sizeof(float) * 64 * C), *applied = malloc(sizeof(float) * 64 * C);
+    for (int i = 0; i < 64 * C; i++) ones[i] = 1.0f;
+    key.row0 = 0;
+    dropout_apply(applied, ones, 1, 64, C, key);
+    token_dropout_mask(slice, tokens, 1, 64, C, key);
+    CHECK(memcmp(applied + 4 * C, slice + 4 * C, sizeof(float) * C) == 0, "dropout_apply and token_dropout_mask disagree");
+    free(ones);
+    free(applied);
+    free(slice);
+    free(slice_tokens);
     free(again);
     free(tokens);
     free(mask);

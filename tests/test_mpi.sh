@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# test_mpi.sh: data-parallel training over MPI: 2 ranks match one process (1e-5 relative per epoch, same predictions), reproduce themselves byte for byte, resume, stop together on a signal, and a killed rank stops the job with the checkpoint intact.
+# test_mpi.sh: data-parallel training over MPI: 2, 3 and 4 ranks match one process with dropout on (1e-5 relative per epoch, same predictions), reproduce themselves byte for byte, resume, stop together on a signal, and a killed rank stops the job with the checkpoint intact.
 # Run from the project root after `make` (built with MPI when mpicc is installed); skips when MPI is not there.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -44,13 +44,45 @@ max_relative_loss_diff() {  # metrics_a, metrics_b
         END { printf "%.3g\n", worst + 0 }'
 }
 
+# 1 if the relative difference $1 is within 1e-5.
+within_limit() { awk -v w="$1" 'BEGIN { exit !(w <= 1e-5) }'; }
+
+# ------------------------------------------- 1, 2, 3 and 4 ranks, dropout on
+# Dropout masks are keyed by each example's place in the global batch (SPEC 7),
+# so any number of ranks draws the masks of one process. Batch 32 over 3
+# ranks is uneven (10 + 11 + 11); 360 examples leave a last batch of 8 (2 + 3 + 3).
+DROP=("$tmp/train.tsv" --val "$tmp/val.tsv" "${TINY[@]}" --dropout 0.1 --epochs 3 --batch-size 32 --lr 0.003
+      --threads 1)
+"$TRAIN" "${DROP[@]}" --out "$tmp/drop-1" >/dev/null || fail "dropout 0.1: single process failed"
+for n in 2 3 4; do
+    "${MPIRUN[@]}" -np "$n" "$TRAIN" "${DROP[@]}" --out "$tmp/drop-$n" >/dev/null 2>"$tmp/err.txt" ||
+        { fail "dropout 0.1: $n-rank run failed:"; cat "$tmp/err.txt"; continue; }
+    worst=$(max_relative_loss_diff "$tmp/drop-1/metrics.csv" "$tmp/drop-$n/metrics.csv")
+    epochs=$(($(wc -l <"$tmp/drop-$n/metrics.csv") - 1))
+    if [ "$epochs" -eq 3 ] && within_limit "$worst"; then
+        pass "dropout 0.1: $n ranks match one process over 3 epochs (largest relative train/val loss difference $worst)"
+        echo "REPORT mpi dropout 0.1: $n ranks vs one process, largest relative train/val loss difference $worst (limit 1e-5)"
+    else
+        fail "dropout 0.1: $n ranks, $epochs epochs, train/val loss differ by $worst relative (limit 1e-5):"
+        paste -d'\n' "$tmp/drop-1/metrics.csv" "$tmp/drop-$n/metrics.csv"
+    fi
+done
+# The comparison can fail: one loss moved by 1e-4 relative (what masks drawn
+# per slice did: 3.4e-2) must be caught.
+awk -F, -v OFS=, 'NR == 3 { $2 = sprintf("%.6f", $2 * 1.0001) } 1' "$tmp/drop-1/metrics.csv" >"$tmp/planted.csv"
+worst=$(max_relative_loss_diff "$tmp/drop-1/metrics.csv" "$tmp/planted.csv")
+if within_limit "$worst"; then
+    fail "a planted difference of $worst relative passes the 1e-5 comparison"
+else
+    pass "the comparison catches a planted difference ($worst relative)"
+fi
+
 # ------------------------------------------- 2 ranks against one process
-# Dropout draws its masks per batch tensor, so the comparison runs without it.
 # Batch 7 leaves a final batch of 3 (split 1 + 2); the second config has class
 # weights, so each rank's share of the loss is not its share of the examples.
 compare_with_one_process() {  # name, options...
     local name=$1; shift
-    local args=("$tmp/train.tsv" --val "$tmp/val.tsv" "${TINY[@]}" --dropout 0 --epochs 4 "$@")
+    local args=("$tmp/train.tsv" --val "$tmp/val.tsv" "${TINY[@]}" --epochs 4 "$@")
     "$TRAIN" "${args[@]}" --threads 2 --out "$tmp/$name-one" >/dev/null || { fail "$name: single process failed"; return; }
     "${MPIRUN[@]}" -np 2 "$TRAIN" "${args[@]}" --threads 1 --out "$tmp/$name-two" >/dev/null 2>"$tmp/err.txt" ||
         { fail "$name: 2-rank run failed:"; cat "$tmp/err.txt"; return; }
@@ -60,7 +92,7 @@ compare_with_one_process() {  # name, options...
     worst=$(max_relative_loss_diff "$tmp/$name-one/metrics.csv" "$tmp/$name-two/metrics.csv")
     if [ "$epochs_one" -ne 4 ] || [ "$epochs_two" -ne 4 ]; then
         fail "$name: $epochs_one and $epochs_two epochs in metrics.csv, expected 4"
-    elif ! awk -v w="$worst" 'BEGIN { exit !(w <= 1e-5) }'; then
+    elif ! within_limit "$worst"; then
         fail "$name: train/val loss differ by $worst relative (limit 1e-5):"
         paste -d'\n' "$tmp/$name-one/metrics.csv" "$tmp/$name-two/metrics.csv"
     else
@@ -78,11 +110,11 @@ compare_with_one_process() {  # name, options...
         [ -s "$tmp/$name-two/$f" ] || fail "$name: the 2-rank run did not write $f"
     done
 }
-compare_with_one_process plain --batch-size 7 --lr 0.003
+compare_with_one_process plain --batch-size 7 --lr 0.003 --dropout 0
 compare_with_one_process weighted --batch-size 5 --lr 0.003 --class-weights balanced --norm pre --pool cls
 
 # ----------------------------------------------- 2 ranks reproduce themselves
-RUN2=("$tmp/train.tsv" "${TINY[@]}" --batch-size 8 --epochs 3)   # dropout on: each N has its own masks
+RUN2=("$tmp/train.tsv" "${TINY[@]}" --batch-size 8 --epochs 3)   # dropout 0.1
 for r in a b; do
     "${MPIRUN[@]}" -np 2 "$TRAIN" "${RUN2[@]}" --threads 1 --out "$tmp/rep-$r" >/dev/null 2>&1 || fail "2-rank run $r failed"
 done
