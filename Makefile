@@ -205,7 +205,7 @@ demo: train
 docs: train
 	@bash scripts/docs.sh
 
-bench: train $(BUILD)/tests/tool_bench $(BUILD)/tests/tool_bpe_bench
+bench: train $(BUILD)/tests/tool_bench $(BUILD)/tests/tool_bpe_bench $(BUILD)/tests/tool_allreduce
 	@bash scripts/bench.sh
 	@bash scripts/bpe_bench.sh
 

@@ -189,6 +189,21 @@ int dist_max_int(const DistContext *ctx, int value) {
     return max;
 }
 
+void dist_gather_ints(const DistContext *ctx, const int *mine, int n_mine, int *all) {
+    if (ctx->size == 1) {
+        if (n_mine) memmove(all, mine, sizeof(int) * n_mine);
+        return;
+    }
+    int *counts = job_alloc(sizeof(int) * 2 * ctx->size), *displs = counts + ctx->size;
+    MPI_Allgather(&n_mine, 1, MPI_INT, counts, 1, MPI_INT, MPI_COMM_WORLD);
+    for (int k = 0, at = 0; k < ctx->size; k++) {
+        displs[k] = at;
+        at += counts[k];
+    }
+    MPI_Allgatherv(mine, n_mine, MPI_INT, all, counts, displs, MPI_INT, MPI_COMM_WORLD);
+    free(counts);
+}
+
 int dist_first_mismatch(const DistContext *ctx, uint64_t value) {
     if (ctx->size == 1) return -1;
     uint64_t *all = job_alloc(sizeof(uint64_t) * ctx->size);
@@ -248,6 +263,11 @@ void dist_share_rank0(const DistContext *ctx, double *values, int n) {
 int dist_max_int(const DistContext *ctx, int value) {
     (void)ctx;
     return value;
+}
+
+void dist_gather_ints(const DistContext *ctx, const int *mine, int n_mine, int *all) {
+    (void)ctx;
+    if (n_mine) memmove(all, mine, sizeof(int) * n_mine);
 }
 
 int dist_first_mismatch(const DistContext *ctx, uint64_t value) {

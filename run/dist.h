@@ -44,6 +44,10 @@ void dist_share_rank0(const DistContext *ctx, double *values, int n);
 /* The largest value over all ranks (order does not matter for a maximum). */
 int dist_max_int(const DistContext *ctx, int value);
 
+/* Every rank's n_mine ints, concatenated in rank order, into all (which
+ * holds the sum of the n_mine of all ranks); a rank may give 0. */
+void dist_gather_ints(const DistContext *ctx, const int *mine, int n_mine, int *all);
+
 /* The first rank whose value differs from rank 0's, or -1 when all agree. */
 int dist_first_mismatch(const DistContext *ctx, uint64_t value);
 

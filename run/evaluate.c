@@ -10,25 +10,29 @@
 #include "report/plot.h"
 
 int evaluate(Model *m, const EncodedDataset *d, Evaluation *out, char *err, size_t errlen) {
-    int C = m->cfg.n_classes, B = m->max_batch;
+    return evaluate_part(m, d, 0, d->n, out, err, errlen);
+}
+
+int evaluate_part(Model *m, const EncodedDataset *d, int begin, int end, Evaluation *out, char *err, size_t errlen) {
+    int C = m->cfg.n_classes, B = m->max_batch, n = end - begin;
     memset(out, 0, sizeof *out);
-    out->n = d->n;
-    out->predictions = malloc(sizeof(int) * (d->n ? d->n : 1));
-    out->probs = malloc(sizeof(float) * (size_t)(d->n ? d->n : 1) * C);
+    out->n = n;
+    out->predictions = malloc(sizeof(int) * (n ? n : 1));
+    out->probs = malloc(sizeof(float) * (size_t)(n ? n : 1) * C);
     int *tokens = malloc(sizeof(int) * (size_t)B * m->cfg.max_len);
     int *labels = malloc(sizeof(int) * B), *indices = malloc(sizeof(int) * B);
     int rc = out->predictions && out->probs && tokens && labels && indices
-                 ? EXIT_OK : fail(err, errlen, ERR_RUNTIME, "out of memory evaluating %d examples", d->n);
+                 ? EXIT_OK : fail(err, errlen, ERR_RUNTIME, "out of memory evaluating %d examples", n);
     double loss_sum = 0.0;
     long correct = 0;
     ForwardOptions eval = {.training = 0};
-    for (int start = 0; rc == EXIT_OK && start < d->n; start += B) {
-        int nb = d->n - start < B ? d->n - start : B;
-        for (int i = 0; i < nb; i++) indices[i] = start + i;
+    for (int start = 0; rc == EXIT_OK && start < n; start += B) {
+        int nb = n - start < B ? n - start : B;
+        for (int i = 0; i < nb; i++) indices[i] = begin + start + i;
         int T = encoded_batch(d, indices, nb, tokens, labels);
         if (T <= 0 || T > m->cfg.max_len) {
-            rc = fail(err, errlen, ERR_RUNTIME, "evaluation: batch at example %d has length %d (max_len %d)", start,
-                      T, m->cfg.max_len);
+            rc = fail(err, errlen, ERR_RUNTIME, "evaluation: batch at example %d has length %d (max_len %d)",
+                      begin + start, T, m->cfg.max_len);
             break;
         }
         int labelled = labels[0] >= 0;
@@ -41,8 +45,10 @@ int evaluate(Model *m, const EncodedDataset *d, Evaluation *out, char *err, size
             correct += labelled && pred == labels[i];
         }
     }
-    out->loss = d->n ? loss_sum / d->n : 0.0;
-    out->accuracy = d->n ? (double)correct / d->n : 0.0;
+    out->loss_sum = loss_sum;
+    out->correct = correct;
+    out->loss = n ? loss_sum / n : 0.0;
+    out->accuracy = n ? (double)correct / n : 0.0;
     free(tokens);
     free(labels);
     free(indices);
@@ -50,7 +56,7 @@ int evaluate(Model *m, const EncodedDataset *d, Evaluation *out, char *err, size
     return rc;
 }
 
-int evaluate_mlm(Model *m, const EncodedDataset *d, uint64_t seed, double *loss, double *accuracy, char *err,
+int evaluate_mlm(Model *m, const EncodedDataset *d, int begin, int end, uint64_t seed, double sums[3], char *err,
                  size_t errlen) {
     int B = m->max_batch;
     size_t cells = (size_t)B * m->cfg.max_len;
@@ -60,8 +66,8 @@ int evaluate_mlm(Model *m, const EncodedDataset *d, uint64_t seed, double *loss,
                  ? EXIT_OK : fail(err, errlen, ERR_RUNTIME, "out of memory evaluating %d texts", d->n);
     double loss_sum = 0.0, correct = 0.0, count = 0.0;
     ForwardOptions eval = {.training = 0};
-    for (int start = 0; rc == EXIT_OK && start < d->n; start += B) {
-        int nb = d->n - start < B ? d->n - start : B;
+    for (int start = begin; rc == EXIT_OK && start < end; start += B) {
+        int nb = end - start < B ? end - start : B;
         for (int i = 0; i < nb; i++) indices[i] = start + i;
         int T = encoded_batch(d, indices, nb, tokens, NULL);
         if (T <= 0 || T > m->cfg.max_len) {
@@ -76,8 +82,9 @@ int evaluate_mlm(Model *m, const EncodedDataset *d, uint64_t seed, double *loss,
         for (int i = 0; i < M; i++) correct += model_mlm_predicted(m, i) == model_mlm_target(m, i);
         count += M;
     }
-    *loss = count > 0 ? loss_sum / count : 0.0;
-    *accuracy = count > 0 ? correct / count : 0.0;
+    sums[0] = loss_sum;
+    sums[1] = correct;
+    sums[2] = count;
     free(tokens);
     free(masked);
     free(targets);

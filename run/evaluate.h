@@ -15,17 +15,25 @@ typedef struct {
     int *predictions;      /* (n) */
     float *probs;          /* (n, C) */
     int n;
+    double loss_sum;       /* the sum behind loss, and correct predictions: what MPI ranks add up */
+    long correct;
 } Evaluation;
 
 /* Runs m over all of d in batches of at most m->max_batch. Status as base/errors.h. */
 int evaluate(Model *m, const EncodedDataset *d, Evaluation *out, char *err, size_t errlen);
+/* Same over examples [begin, end) of d only (an MPI rank's share of the
+ * validation set): out->n = end - begin, predictions and probs of those. */
+int evaluate_part(Model *m, const EncodedDataset *d, int begin, int end, Evaluation *out, char *err, size_t errlen);
 void evaluation_free(Evaluation *e);
 
-/* Pretraining (SPEC 4b): masked-token loss (mean over the selected
- * positions) and accuracy of m over all of d in eval mode, with the
- * held-out masks keyed by seed: the same positions every epoch, at any
- * batch size or thread count. Status as base/errors.h. */
-int evaluate_mlm(Model *m, const EncodedDataset *d, uint64_t seed, double *loss, double *accuracy, char *err,
+/* Pretraining (SPEC 4b): m in eval mode over texts [begin, end) of d, with
+ * the held-out masks keyed by seed and each text's index in d: the same
+ * positions every epoch, at any batch size, thread count or split over MPI
+ * ranks. sums gets the masked-token loss summed over the selected
+ * positions, the correct predictions among them and their count (the loss
+ * is sums[0] / sums[2], the accuracy sums[1] / sums[2]). Status as
+ * base/errors.h. */
+int evaluate_mlm(Model *m, const EncodedDataset *d, int begin, int end, uint64_t seed, double sums[3], char *err,
                  size_t errlen);
 /* Macro-averaged F1 of e against d's labels (NaN when out of memory). */
 double evaluation_macro_f1(const Evaluation *e, const EncodedDataset *d, int n_classes);

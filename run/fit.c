@@ -442,36 +442,62 @@ static int write_epoch_files(Trainer *t, int epoch, int improved, char *err, siz
     return state_save(t->model, p, t->dir, err, errlen);
 }
 
+/* The validation numbers val[3] (loss, accuracy, macro-F1; NaN F1 when
+ * pretraining), each rank evaluating its contiguous share of the validation
+ * set and the sums added in rank order, so every rank gets the same numbers. */
+static int validation_numbers(Trainer *t, double val[3], char *err, size_t errlen) {
+    const EncodedDataset *d = &t->corpus.enc_val;
+    long begin, end;
+    dist_slice(d->n, t->dist->rank, t->dist->size, &begin, &end);
+    if (t->mlm) {
+        double sums[3];
+        int rc = evaluate_mlm(t->model, d, (int)begin, (int)end, (uint64_t)t->o->seed, sums, err, errlen);
+        if (rc != EXIT_OK) return rc;
+        dist_sum_doubles(t->dist, sums, 3);
+        val[0] = sums[2] > 0 ? sums[0] / sums[2] : 0.0;
+        val[1] = sums[2] > 0 ? sums[1] / sums[2] : 0.0;
+        val[2] = NAN;
+        return EXIT_OK;
+    }
+    Evaluation e;
+    int rc = evaluate_part(t->model, d, (int)begin, (int)end, &e, err, errlen);
+    if (rc != EXIT_OK) return rc;
+    double sums[2] = {e.loss_sum, (double)e.correct};
+    dist_sum_doubles(t->dist, sums, 2);
+    int *predictions = malloc(sizeof(int) * (d->n ? d->n : 1));
+    if (!predictions) {
+        evaluation_free(&e);
+        return fail(err, errlen, ERR_RUNTIME, "out of memory");
+    }
+    dist_gather_ints(t->dist, e.predictions, e.n, predictions);
+    evaluation_free(&e);
+    val[0] = d->n ? sums[0] / d->n : 0.0;
+    val[1] = d->n ? sums[1] / d->n : 0.0;
+    val[2] = NAN;
+    /* per-class precision and recall for the observation */
+    ClassReport report;
+    int C = t->corpus.labels.n;
+    if (classreport_compute(&report, d->labels, predictions, d->n, C) == 0) {
+        val[2] = report.macro_f1;
+        memcpy(t->class_stats, report.precision, sizeof(double) * C);
+        memcpy(t->class_stats + C, report.recall, sizeof(double) * C);
+        t->observe.precision = t->class_stats;
+        t->observe.recall = t->class_stats + C;
+        classreport_free(&report);
+    }
+    free(predictions);
+    return EXIT_OK;
+}
+
 /* Validation numbers into rec; early stopping's counters. *improved is 1
  * when the val loss is the best so far (always without a val set). */
 static int validate(Trainer *t, int epoch, EpochRecord *rec, int *improved, char *err, size_t errlen) {
     TrainProgress *p = &t->progress;
     *improved = 1;
     if (!t->corpus.has_val) return EXIT_OK;
-    double val[3] = {0, 0, t->mlm ? 0.0 : NAN};
-    if (t->mlm) {
-        int rc = evaluate_mlm(t->model, &t->corpus.enc_val, (uint64_t)t->o->seed, &val[0], &val[1], err, errlen);
-        if (rc != EXIT_OK) return rc;
-    } else {
-        Evaluation e;
-        int rc = evaluate(t->model, &t->corpus.enc_val, &e, err, errlen);
-        if (rc != EXIT_OK) return rc;
-        /* per-class precision and recall for the observation; MPI: every rank
-         * evaluates the same weights on the same data, so they agree */
-        ClassReport report;
-        int C = t->corpus.labels.n;
-        if (classreport_compute(&report, t->corpus.enc_val.labels, e.predictions, e.n, C) == 0) {
-            val[2] = report.macro_f1;
-            memcpy(t->class_stats, report.precision, sizeof(double) * C);
-            memcpy(t->class_stats + C, report.recall, sizeof(double) * C);
-            t->observe.precision = t->class_stats;
-            t->observe.recall = t->class_stats + C;
-            classreport_free(&report);
-        }
-        val[0] = e.loss;
-        val[1] = e.accuracy;
-        evaluation_free(&e);
-    }
+    double val[3];
+    int rc = validation_numbers(t, val, err, errlen);
+    if (rc != EXIT_OK) return rc;
     /* MPI: every rank decides (early stopping) on rank 0's numbers */
     dist_share_rank0(t->dist, val, 3);
     rec->val_loss = val[0];
