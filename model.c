@@ -53,6 +53,7 @@ struct ModelActs {
     int has_labels;
     int training;
     uint64_t drop_seed, drop_step, drop_row0;   /* dropout key of the last training forward */
+    const int *drop_rows;
     const float *class_weights;
     float *emb_sum, *emb_mask, *x0;
     LayerActs *layers;
@@ -428,7 +429,7 @@ static void add_arrays(float *out, const float *x, const float *y, long n) {
 static DropoutKey drop_key(const Model *m, uint64_t site) {
     const ModelActs *a = m->acts;
     DropoutKey key = {a->training ? m->cfg.dropout : 0.0f, a->drop_seed, a->drop_step, site, a->drop_row0,
-                      m->cfg.max_len};
+                      m->cfg.max_len, a->drop_rows};
     return key;
 }
 
@@ -505,6 +506,7 @@ static const float *encoder_forward(Model *m, const int *tokens, int B, int T, c
     a->drop_seed = opt->seed;
     a->drop_step = opt->step;
     a->drop_row0 = opt->row0;
+    a->drop_rows = opt->rows;
     a->class_weights = opt->class_weights;
 
     const float *pos = c->pe == PE_SINUSOIDAL ? m->pe_table : c->pe == PE_LEARNED ? P + a->pos_embedding : NULL;

@@ -79,6 +79,9 @@ typedef struct {
     uint64_t step;
     long row0;                  /* the global batch index of example 0: dropout's index counts from it,
                                  * so an MPI rank's slice draws the masks of the whole batch (SPEC 7) */
+    const int *rows;            /* NULL, or (B) example b's index is row0 + rows[b] (the examples of a
+                                 * batch an MPI rank holds need not be contiguous); kept by reference
+                                 * until the backward */
     const float *class_weights; /* (n_classes) or NULL for the plain mean */
 } ForwardOptions;
 

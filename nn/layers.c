@@ -518,7 +518,7 @@ static void attention_softmax_again_rows(float *p, long ldp, int rows, const int
 /* The dropout index of query row t1, key 0 of head h of example b. */
 static uint64_t att_drop_first(const DropoutKey *key, int b, int h, int NH, int t1) {
     uint64_t P = (uint64_t)key->positions;
-    return ((key->row0 + (uint64_t)b) * (uint64_t)NH + (uint64_t)h) * P * P + (uint64_t)t1 * P;
+    return (dropout_row(key, b) * (uint64_t)NH + (uint64_t)h) * P * P + (uint64_t)t1 * P;
 }
 
 /* used = p * the dropout factor of each element of rows query rows of T

@@ -58,11 +58,18 @@ typedef struct {
     uint64_t seed, step, site;
     uint64_t row0;      /* the global batch index of example 0 of this call */
     int positions;      /* positions counted per example: max_len (>= T) */
+    const int *rows;    /* NULL, or (B) each example's global batch index, for examples not
+                         * contiguous in the batch (the MPI rank holding them): row0 + rows[b] */
 } DropoutKey;
+
+/* Example b's place in the global batch. */
+static inline uint64_t dropout_row(const DropoutKey *key, int b) {
+    return key->row0 + (uint64_t)(key->rows ? key->rows[b] : b);
+}
 
 /* The index of element c (of width per position) at position t of example b. */
 static inline uint64_t dropout_index(const DropoutKey *key, int b, int t, int width, int c) {
-    return ((key->row0 + (uint64_t)b) * (uint64_t)key->positions + (uint64_t)t) * (uint64_t)width + (uint64_t)c;
+    return (dropout_row(key, b) * (uint64_t)key->positions + (uint64_t)t) * (uint64_t)width + (uint64_t)c;
 }
 
 /* out = inp * each element's dropout factor for (B,T,W) data, without
@@ -78,7 +85,7 @@ void token_dropout_mask(float *mask, const int *tokens, int B, int T, int C, Dro
  * h uses columns h*dh..(h+1)*dh of each); out (B,T,C), heads concatenated,
  * is the softmax of q.k/sqrt(dh) over keys whose token is not [PAD] (others
  * exactly 0), after dropout on the probabilities (the element (t1, t2) of head h of
- * example b has index ((row0 + b) * NH + h) * positions^2 + t1 * positions + t2), times v. Nothing
+ * example b has index (dropout_row(b) * NH + h) * positions^2 + t1 * positions + t2), times v. Nothing
  * of size T x T is stored: stats (B,NH,T,2) keeps each softmax row's maximum
  * and inverse sum for the backward. */
 void attention_forward(float *out, float *stats, const float *qkv, const int *tokens, int B, int T, int C,

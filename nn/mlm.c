@@ -15,12 +15,12 @@ static uint64_t draw_index(long seq, int pos, int draw) {
 static int is_special(int id) { return id >= 0 && id < N_SPECIAL_TOKENS; }
 
 long mlm_mask(int *out, int *targets, const int *tokens, int B, int T, int vocab_size, uint64_t seed,
-              uint64_t step, uint64_t site, long first_seq) {
+              uint64_t step, uint64_t site, long first_seq, const int *rows) {
     long selected = 0;
     int n_random = vocab_size - N_SPECIAL_TOKENS;
     #pragma omp parallel for schedule(static) reduction(+ : selected)
     for (int b = 0; b < B; b++) {
-        long seq = first_seq + b;
+        long seq = first_seq + (rows ? rows[b] : b);
         const int *in = tokens + (long)b * T;
         int *o = out + (long)b * T, *tg = targets + (long)b * T;
         int candidates = 0, chosen = 0;

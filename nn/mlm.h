@@ -27,13 +27,14 @@
  * and when none is, one of them uniformly; a selected token becomes [MASK]
  * (0.8), a random id in [N_SPECIAL_TOKENS, vocab_size) (0.1) or stays (0.1).
  * Every draw is keyed by (seed, step, site, index) with index a function of
- * (first_seq + b, position), first_seq being row 0's place in the global
- * batch: the masks do not depend on threads, on padding, or on how MPI
- * splits the batch. out gets the corrupted ids (out may alias tokens);
+ * (first_seq + rows[b], position) (rows NULL: first_seq + b), row b's
+ * place in the global batch: the masks do not depend on threads, on
+ * padding, or on how MPI splits the batch. out gets the corrupted ids (out may alias tokens);
  * targets gets the original id at selected positions and -1 elsewhere.
  * Returns how many positions were selected. */
 long mlm_mask(int *out, int *targets, const int *tokens, int B, int T, int vocab_size, uint64_t seed,
-              uint64_t step, uint64_t site, long first_seq);
+              uint64_t step, uint64_t site, long first_seq,
+              const int *rows);
 
 /* out (M,C) = rows rows[0..M) of inp (N,C). */
 void rows_gather(float *out, const float *inp, const int *rows, int M, int C);

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/strmap.h"
 #include "run/saved_model.h"
 
 #define LEAK_EXAMPLES 3
@@ -13,83 +14,274 @@
 #define AUTO_MAX_LEN 256     /* ... and at most this */
 #define UNK_WARN_SHARE 0.5   /* warn when more of the validation tokens are [UNK] */
 
-static void report_leakage(const TextDataset *train, const TextDataset *other, const char *what, FILE *log) {
-    int lines[LEAK_EXAMPLES];
-    int count = dataset_leakage(train, other, lines, LEAK_EXAMPLES);
-    if (count == 0) return;
-    fprintf(log, "warning: leakage: %d %s example%s also in the training data (%s lines", count, what,
-            count == 1 ? " is" : "s are", other->path);
-    for (int i = 0; i < count && i < LEAK_EXAMPLES; i++) fprintf(log, "%s%d", i ? ", " : " ", lines[i]);
-    fprintf(log, "%s)\n", count > LEAK_EXAMPLES ? ", ..." : "");
+/* A text of a validation or test set, for the leakage check over ranks. */
+typedef struct {
+    uint64_t hash;   /* dataset_text_hash */
+    int line;
+} TextKey;
+
+static int compare_u64(const void *a, const void *b) {
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return (x > y) - (x < y);
 }
 
-static int encode(const TextDataset *d, const Corpus *c, int max_len, EncodedDataset *out, const char *what,
-                  FILE *log, char *err, size_t errlen) {
+/* Exact duplicates (by a 64-bit hash of the trimmed text) of training texts
+ * in other, both held in shares over the ranks: every rank gets other's
+ * keys in order, marks those in its training share, and the marks are summed. */
+static int report_leakage(const DistContext *dist, const TextDataset *train, const TextDataset *other,
+                          const char *what, FILE *log, char *err, size_t errlen) {
+    TextKey *mine = calloc(other->n ? (size_t)other->n : 1, sizeof *mine);
+    uint64_t *seen = malloc(sizeof(uint64_t) * (train->n ? train->n : 1));
+    if (!mine || !seen) {
+        free(mine);
+        free(seen);
+        return fail(err, errlen, ERR_RUNTIME, "out of memory checking leakage");
+    }
+    for (int i = 0; i < other->n; i++) {
+        mine[i].hash = dataset_text_hash(other->examples[i].text);
+        mine[i].line = other->examples[i].line;
+    }
+    for (int i = 0; i < train->n; i++) seen[i] = dataset_text_hash(train->examples[i].text);
+    qsort(seen, (size_t)train->n, sizeof *seen, compare_u64);
+    char *bytes = NULL;
+    long n_bytes = 0;
+    int rc = dist_gather_bytes(dist, (const char *)mine, (long)sizeof(TextKey) * other->n, &bytes, &n_bytes, err,
+                               errlen);
+    free(mine);
+    int n = (int)(n_bytes / (long)sizeof(TextKey));
+    double *marks = rc == 0 ? calloc((size_t)n + 1, sizeof *marks) : NULL;
+    if (!marks) {
+        free(seen);
+        free(bytes);
+        return rc != 0 ? ERR_RUNTIME : fail(err, errlen, ERR_RUNTIME, "out of memory checking leakage");
+    }
+    const TextKey *keys = (const TextKey *)bytes;
+    for (int i = 0; i < n; i++)
+        marks[i] = bsearch(&keys[i].hash, seen, (size_t)train->n, sizeof *seen, compare_u64) != NULL;
+    free(seen);
+    dist_sum_doubles(dist, marks, n);
+    int count = 0, lines[LEAK_EXAMPLES];
+    for (int i = 0; i < n; i++) {
+        if (marks[i] <= 0.0) continue;
+        if (count < LEAK_EXAMPLES) lines[count] = keys[i].line;
+        count++;
+    }
+    if (count > 0) {
+        fprintf(log, "warning: leakage: %d %s example%s also in the training data (%s lines", count, what,
+                count == 1 ? " is" : "s are", other->path);
+        for (int i = 0; i < count && i < LEAK_EXAMPLES; i++) fprintf(log, "%s%d", i ? ", " : " ", lines[i]);
+        fprintf(log, "%s)\n", count > LEAK_EXAMPLES ? ", ..." : "");
+    }
+    free(marks);
+    free(bytes);
+    return EXIT_OK;
+}
+
+/* Encodes this rank's share of d; the truncation note counts every rank's. */
+static int encode(const DistContext *dist, const TextDataset *d, const Corpus *c, int max_len, EncodedDataset *out,
+                  const char *what, FILE *log, char *err, size_t errlen) {
     /* pretraining texts have no classes: no labels to map */
     const LabelSet *labels = c->labels.n > 0 ? &c->labels : NULL;
     int rc = encode_dataset(d, &c->vocab, c->tokenizer, labels, max_len, out, err, errlen);
     if (rc != EXIT_OK) return rc;
-    if (out->n_truncated > 0 && log)
-        fprintf(log, "note: %d of %d %s example%s longer than --max-len %d and %s truncated\n", out->n_truncated,
-                out->n, what, out->n == 1 ? " is" : "s are", max_len, out->n_truncated == 1 ? "was" : "were");
+    double truncated = out->n_truncated;
+    dist_sum_doubles(dist, &truncated, 1);
+    int n = d->total;
+    if (truncated > 0 && log)
+        fprintf(log, "note: %.0f of %d %s example%s longer than --max-len %d and %s truncated\n", truncated, n, what,
+                n == 1 ? " is" : "s are", max_len, truncated == 1 ? "was" : "were");
     return 0;
 }
 
-static int compare_ints(const void *a, const void *b) {
-    int x = *(const int *)a, y = *(const int *)b;
-    return (x > y) - (x < y);
-}
-
 /* --max-len auto: the smallest multiple of 8 that holds 99% of the training
- * sequences ([CLS] and [SEP] included), at most 256. */
-static int auto_max_len(const Corpus *c, int *max_len, char *err, size_t errlen) {
-    int n = c->train.n;
-    int *lengths = malloc(sizeof(int) * (size_t)n);
-    if (!lengths) return fail(err, errlen, ERR_RUNTIME, "out of memory measuring the training sequences");
-    for (int i = 0; i < n; i++) {
-        lengths[i] = encode_length(c->train.examples[i].text, &c->vocab, c->tokenizer);
-        if (lengths[i] < 0) {
-            free(lengths);
-            return fail(err, errlen, ERR_RUNTIME, "out of memory measuring the training sequences");
+ * sequences ([CLS] and [SEP] included), at most 256. The lengths are
+ * counted in a histogram (all longer than 256 in one bin) summed over ranks. */
+static int auto_max_len(const DistContext *dist, const Corpus *c, int *max_len, char *err, size_t errlen) {
+    enum { BINS = AUTO_MAX_LEN + 2 };
+    double counts[BINS] = {0};
+    for (int i = 0; i < c->train.n; i++) {
+        int length = encode_length(c->train.examples[i].text, &c->vocab, c->tokenizer);
+        if (length < 0) return fail(err, errlen, ERR_RUNTIME, "out of memory measuring the training sequences");
+        counts[length > AUTO_MAX_LEN ? AUTO_MAX_LEN + 1 : length] += 1.0;
+    }
+    dist_sum_doubles(dist, counts, BINS);
+    int held = (int)ceil(AUTO_COVERAGE * c->train.total);
+    if (held < 1) held = 1;
+    int need = AUTO_MAX_LEN + 1;
+    double below = 0.0;
+    for (int length = 0; length < BINS; length++) {
+        below += counts[length];
+        if (below >= held) {
+            need = length;
+            break;
         }
     }
-    qsort(lengths, (size_t)n, sizeof *lengths, compare_ints);
-    int held = (int)ceil(AUTO_COVERAGE * n);
-    int need = lengths[(held > 0 ? held : 1) - 1];
-    free(lengths);
     int chosen = (need + AUTO_MULTIPLE - 1) / AUTO_MULTIPLE * AUTO_MULTIPLE;
     *max_len = chosen > AUTO_MAX_LEN ? AUTO_MAX_LEN : chosen;
     return EXIT_OK;
 }
 
-/* Share of the non-special tokens of d that are [UNK]. */
-static double unk_share(const EncodedDataset *d) {
-    long unk = 0, total = 0;
+/* Share of the non-special validation tokens that are [UNK], over every rank's share. */
+static double unk_share(const DistContext *dist, const EncodedDataset *d) {
+    double sums[2] = {0, 0};   /* [UNK], all */
     for (int i = 0; i < d->n; i++)
         for (int t = 0; t < d->lengths[i]; t++) {
             int id = d->ids[d->offsets[i] + t];
             if (id == TOKEN_CLS || id == TOKEN_SEP) continue;
-            total++;
-            unk += id == TOKEN_UNK;
+            sums[1] += 1.0;
+            sums[0] += id == TOKEN_UNK;
         }
-    return total ? (double)unk / total : 0.0;
+    dist_sum_doubles(dist, sums, 2);
+    return sums[1] > 0 ? sums[0] / sums[1] : 0.0;
+}
+
+static int compare_names(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+
+/* The label set of d over every rank's share: each rank's distinct labels
+ * gathered, sorted in byte order, duplicates dropped: labels_build over the
+ * whole. No examples anywhere leaves it empty. */
+static int shared_labels(const DistContext *dist, const TextDataset *d, LabelSet *out, char *err, size_t errlen) {
+    memset(out, 0, sizeof *out);
+    LabelSet mine;
+    int rc = labels_build(&mine, d);
+    if (rc == ERR_INPUT && d->n == 0) memset(&mine, 0, sizeof mine);
+    else if (rc != EXIT_OK) return fail(err, errlen, ERR_RUNTIME, "out of memory collecting the labels");
+    size_t bytes = 0;
+    for (int k = 0; k < mine.n; k++) bytes += strlen(mine.names[k]) + 1;
+    char *packed = malloc(bytes + 1), *all = NULL;
+    long n_all = 0;
+    for (size_t at = 0, k = 0; packed && k < (size_t)mine.n; k++) {
+        size_t len = strlen(mine.names[k]) + 1;
+        memcpy(packed + at, mine.names[k], len);
+        at += len;
+    }
+    rc = packed ? dist_gather_bytes(dist, packed, (long)bytes, &all, &n_all, err, errlen) : -1;
+    free(packed);
+    labels_free(&mine);
+    if (rc != 0) return fail(err, errlen, ERR_RUNTIME, "out of memory collecting the labels");
+    int n = 0;
+    for (long i = 0; i < n_all; i++) n += all[i] == '\0';
+    char **names = malloc(sizeof(char *) * (n ? n : 1));
+    if (!names) {
+        free(all);
+        return fail(err, errlen, ERR_RUNTIME, "out of memory collecting the labels");
+    }
+    for (long i = 0, k = 0; i < n_all; i += (long)strlen(all + i) + 1) names[k++] = all + i;
+    qsort(names, (size_t)n, sizeof *names, compare_names);
+    int unique = 0;
+    for (int i = 0; i < n; i++)
+        if (i == 0 || strcmp(names[i], names[unique - 1]) != 0) names[unique++] = names[i];
+    rc = unique ? labels_from_names(out, names, unique) : EXIT_OK;
+    free(names);
+    free(all);
+    return rc == EXIT_OK ? EXIT_OK : fail(err, errlen, ERR_RUNTIME, "out of memory collecting the labels");
+}
+
+/* counts = the sum of every rank's mine: each entry packed as its count,
+ * then its key and NUL, gathered in rank order. 0, or -1 when out of memory. */
+static int sum_counts(const DistContext *dist, const StrMap *mine, StrMap *counts, char *err, size_t errlen) {
+    size_t bytes = 0;
+    for (int e = 0; e < mine->n; e++) bytes += sizeof(long) + mine->key_lens[e] + 1;
+    char *packed = malloc(bytes + 1), *gathered = NULL;
+    long n_gathered = 0;
+    for (size_t at = 0, e = 0; packed && e < (size_t)mine->n; e++) {
+        memcpy(packed + at, &mine->counts[e], sizeof(long));
+        memcpy(packed + at + sizeof(long), mine->keys[e], mine->key_lens[e] + 1);
+        at += sizeof(long) + mine->key_lens[e] + 1;
+    }
+    int rc = packed ? dist_gather_bytes(dist, packed, (long)bytes, &gathered, &n_gathered, err, errlen) : -1;
+    free(packed);
+    for (long at = 0; rc == 0 && at < n_gathered;) {
+        long count;
+        memcpy(&count, gathered + at, sizeof count);
+        const char *key = gathered + at + sizeof(long);
+        size_t len = strlen(key);
+        int e = strmap_add(counts, key, len);
+        if (e < 0) rc = -1;
+        else counts->counts[e] += count;
+        at += (long)(sizeof(long) + len + 1);
+    }
+    free(gathered);
+    return rc;
+}
+
+/* The vocabulary from the training shares: each rank's token (or bpe piece)
+ * counts summed over the ranks, then built as vocab_build builds it. */
+static int shared_vocab(const DistContext *dist, Corpus *c, const Options *o, char *err, size_t errlen) {
+    StrMap mine, all;
+    memset(&mine, 0, sizeof mine);
+    memset(&all, 0, sizeof all);
+    int rc = vocab_count(&mine, c->tokenizer, &c->train);
+    if (rc == 0 && dist->size > 1) rc = sum_counts(dist, &mine, &all, err, errlen);
+    if (rc == 0)
+        rc = vocab_from_counts(&c->vocab, c->tokenizer, dist->size > 1 ? &all : &mine, o->vocab_size, o->min_freq,
+                               err, errlen);
+    else
+        rc = fail(err, errlen, ERR_RUNTIME, "%s: out of memory building the vocabulary", c->train.path);
+    strmap_free(&mine);
+    strmap_free(&all);
+    return rc;
+}
+
+/* The stratified --val-split of data held in shares: every rank learns
+ * every example's class (gathered in order), makes the one-process choice
+ * (dataset_split_choose) and keeps both parts of its share. */
+static int shared_split(const DistContext *dist, const TextDataset *all, const LabelSet *classes, double frac,
+                        uint64_t seed, TextDataset *train, TextDataset *val, char *err, size_t errlen) {
+    memset(train, 0, sizeof *train);
+    memset(val, 0, sizeof *val);
+    if (!(frac > 0.0 && frac < 1.0))
+        return fail(err, errlen, ERR_INPUT, "--val-split must be between 0 and 1 (exclusive), got %g", frac);
+    int n = all->total;
+    if (n < 2) return fail(err, errlen, ERR_INPUT, "%s: too few examples to split off validation", all->path);
+    int *mine = malloc(sizeof(int) * (all->n ? all->n : 1)), *ids = malloc(sizeof(int) * n);
+    const char **labels = malloc(sizeof(char *) * n);
+    unsigned char *is_val = malloc((size_t)n);
+    int rc = mine && ids && labels && is_val ? EXIT_OK : fail(err, errlen, ERR_RUNTIME, "%s: out of memory", all->path);
+    if (rc == EXIT_OK) {
+        for (int i = 0; i < all->n; i++) mine[i] = labels_index(classes, all->examples[i].label);
+        dist_gather_ints(dist, mine, all->n, ids);
+        for (int i = 0; i < n; i++) labels[i] = classes->names[ids[i]];
+        int n_val = dataset_split_choose(labels, n, frac, seed, is_val);
+        if (n_val < 0)
+            rc = fail(err, errlen, ERR_RUNTIME, "%s: out of memory", all->path);
+        else if (n_val == 0)
+            rc = fail(err, errlen, ERR_INPUT, "%s: cannot split off validation: no label has 2 or more examples",
+                      all->path);
+        else if (dataset_subset(all, is_val + all->first, 0, train) || dataset_subset(all, is_val + all->first, 1, val))
+            rc = fail(err, errlen, ERR_RUNTIME, "%s: out of memory", all->path);
+        if (rc == EXIT_OK) {   /* where this rank's shares of the two parts start, and their sizes */
+            int val_before = 0;
+            for (int i = 0; i < all->first; i++) val_before += is_val[i];
+            val->first = val_before;
+            val->total = n_val;
+            train->first = all->first - val_before;
+            train->total = n - n_val;
+        }
+    }
+    if (rc != EXIT_OK) {
+        dataset_free(train);
+        dataset_free(val);
+    }
+    free(mine);
+    free(ids);
+    free(labels);
+    free(is_val);
+    return rc;
 }
 
 /* Labels that look like text: more classes than half the examples. Said
  * before the validation split, which such data would make fail. */
-static void warn_label_column(const TextDataset *all, FILE *log) {
-    LabelSet labels;
-    if (labels_build(&labels, all) != EXIT_OK) return;
-    if (labels.n > all->n / 2)
+static void warn_label_column(const LabelSet *labels, const TextDataset *all, FILE *log) {
+    if (labels->n > all->total / 2)
         fprintf(log, "warning: the label column holds %d distinct values for %d examples: are the columns swapped? "
-                "(each line is label<TAB>text)\n", labels.n, all->n);
-    labels_free(&labels);
+                "(each line is label<TAB>text)\n", labels->n, all->total);
 }
 
 /* A setup that defaults or options cannot serve, said once before training
  * with the option that fixes it. */
-static void warn_setup(const Corpus *c, const Options *o, FILE *log) {
-    double unk = c->has_val ? unk_share(&c->enc_val) : 0.0;
+static void warn_setup(const DistContext *dist, const Corpus *c, const Options *o, FILE *log) {
+    double unk = c->has_val ? unk_share(dist, &c->enc_val) : 0.0;
     if (unk > UNK_WARN_SHARE)
         fprintf(log, "warning: %.0f%% of the validation tokens are [UNK] (unseen in training): try --tokenizer bpe "
                 "or --tokenizer char\n", 100 * unk);
@@ -99,36 +291,54 @@ static void warn_setup(const Corpus *c, const Options *o, FILE *log) {
         fprintf(log, "warning: --val-split has no effect with --val (the validation set is that file)\n");
 }
 
-int corpus_prepare(Corpus *c, const Options *o, const char *train_path, FILE *log, char *err, size_t errlen) {
-    int rc;
-    memset(c, 0, sizeof *c);
-    if (tokenizer_parse(o->tokenizer, &c->tokenizer) != 0)
-        return fail(err, errlen, ERR_INPUT, "--tokenizer must be word, char or bpe");
-    TextDataset all;
+/* This rank's share of the training file, and with --val-split of the
+ * validation set split from it. */
+static int read_train(const DistContext *dist, Corpus *c, const Options *o, const char *train_path, FILE *log,
+                      char *err, size_t errlen) {
     int pretrain = options_pretrain(o);
     DatasetColumns columns = {o->label_column, o->text_column};
-    if ((rc = pretrain ? dataset_read_texts(train_path, &all, err, errlen)
-                       : dataset_read_columns(train_path, &columns, &all, err, errlen)) != EXIT_OK)
-        return rc;
-    if (!pretrain) warn_label_column(&all, log);
-    if (o->val_path && *o->val_path) {
-        c->train = all;
-        if ((rc = dataset_read_columns(o->val_path, &columns, &c->val, err, errlen)) != EXIT_OK) return rc;
-        c->has_val = 1;
-    } else if (o->val_split > 0) {
-        rc = dataset_split(&all, o->val_split, (uint64_t)o->seed, &c->train, &c->val, err, errlen);
+    DatasetShard shard = {dist->rank, dist->size};
+    TextDataset all;
+    int rc = dataset_read_shard(train_path, pretrain ? NULL : &columns, pretrain, shard, &all, err, errlen);
+    if (rc != EXIT_OK) return rc;
+    LabelSet classes;
+    if ((rc = shared_labels(dist, &all, &classes, err, errlen)) != EXIT_OK) {
         dataset_free(&all);
-        if (rc != EXIT_OK) return rc;
-        c->has_val = c->val.n > 0;
+        return rc;
+    }
+    if (!pretrain) warn_label_column(&classes, &all, log);
+    if (!(o->val_path && *o->val_path) && o->val_split > 0) {
+        rc = shared_split(dist, &all, &classes, o->val_split, (uint64_t)o->seed, &c->train, &c->val, err, errlen);
+        dataset_free(&all);
+        c->has_val = rc == EXIT_OK && c->val.total > 0;
     } else {
         c->train = all;
     }
+    labels_free(&classes);
+    return rc;
+}
+
+int corpus_prepare(Corpus *c, const Options *o, const DistContext *dist, const char *train_path, FILE *log,
+                   char *err, size_t errlen) {
+    int rc;
+    DistContext solo = dist_solo();
+    if (!dist) dist = &solo;
+    memset(c, 0, sizeof *c);
+    if (tokenizer_parse(o->tokenizer, &c->tokenizer) != 0)
+        return fail(err, errlen, ERR_INPUT, "--tokenizer must be word, char or bpe");
+    DatasetColumns columns = {o->label_column, o->text_column};
+    DatasetShard shard = {dist->rank, dist->size};
+    if ((rc = read_train(dist, c, o, train_path, log, err, errlen)) != EXIT_OK) return rc;
+    if (o->val_path && *o->val_path) {
+        if ((rc = dataset_read_shard(o->val_path, &columns, 0, shard, &c->val, err, errlen)) != EXIT_OK) return rc;
+        c->has_val = 1;
+    }
     if (o->test_path && *o->test_path) {
-        if ((rc = dataset_read_columns(o->test_path, &columns, &c->test, err, errlen)) != EXIT_OK) return rc;
+        if ((rc = dataset_read_shard(o->test_path, &columns, 0, shard, &c->test, err, errlen)) != EXIT_OK) return rc;
         c->has_test = 1;
     }
-    labels_build(&c->labels, &c->train);
-    if (pretrain) {   /* the texts' labels mean nothing: the model has none */
+    if ((rc = shared_labels(dist, &c->train, &c->labels, err, errlen)) != EXIT_OK) return rc;
+    if (options_pretrain(o)) {   /* the texts' labels mean nothing: the model has none */
         labels_free(&c->labels);
         memset(&c->labels, 0, sizeof c->labels);
     } else if (c->labels.n < 2) {
@@ -145,23 +355,27 @@ int corpus_prepare(Corpus *c, const Options *o, const char *train_path, FILE *lo
         c->vocab = s.vocab;
         memset(&s.vocab, 0, sizeof s.vocab);
         saved_model_free(&s);
-    } else if ((rc = vocab_build(&c->vocab, c->tokenizer, &c->train, o->vocab_size, o->min_freq, err, errlen)) !=
-               EXIT_OK) {
+    } else if ((rc = shared_vocab(dist, c, o, err, errlen)) != EXIT_OK) {
         return rc;
     }
-    if (c->has_val) report_leakage(&c->train, &c->val, "validation", log);
-    if (c->has_test) report_leakage(&c->train, &c->test, "test", log);
+    if (c->has_val && (rc = report_leakage(dist, &c->train, &c->val, "validation", log, err, errlen))) return rc;
+    if (c->has_test && (rc = report_leakage(dist, &c->train, &c->test, "test", log, err, errlen))) return rc;
     c->max_len = o->max_len;
-    if (c->max_len == 0 && (rc = auto_max_len(c, &c->max_len, err, errlen)) != EXIT_OK) return rc;
+    if (c->max_len == 0 && (rc = auto_max_len(dist, c, &c->max_len, err, errlen)) != EXIT_OK) return rc;
     FILE *train_log = o->max_len == 0 ? NULL : log;   /* auto says what it truncates itself */
-    if ((rc = encode(&c->train, c, c->max_len, &c->enc_train, "training", train_log, err, errlen))) return rc;
-    if (o->max_len == 0)
+    if ((rc = encode(dist, &c->train, c, c->max_len, &c->enc_train, "training", train_log, err, errlen))) return rc;
+    if (o->max_len == 0) {
+        double truncated = c->enc_train.n_truncated;
+        dist_sum_doubles(dist, &truncated, 1);
         fprintf(log, "max-len auto: %d, the smallest multiple of %d holding %.0f%% of the training sequences "
-                "(at most %d); it truncates %d of %d\n", c->max_len, AUTO_MULTIPLE, 100 * AUTO_COVERAGE, AUTO_MAX_LEN,
-                c->enc_train.n_truncated, c->enc_train.n);
-    if (c->has_val && (rc = encode(&c->val, c, c->max_len, &c->enc_val, "validation", log, err, errlen))) return rc;
-    if (c->has_test && (rc = encode(&c->test, c, c->max_len, &c->enc_test, "test", log, err, errlen))) return rc;
-    warn_setup(c, o, log);
+                "(at most %d); it truncates %.0f of %d\n", c->max_len, AUTO_MULTIPLE, 100 * AUTO_COVERAGE,
+                AUTO_MAX_LEN, truncated, c->train.total);
+    }
+    if (c->has_val && (rc = encode(dist, &c->val, c, c->max_len, &c->enc_val, "validation", log, err, errlen)))
+        return rc;
+    if (c->has_test && (rc = encode(dist, &c->test, c, c->max_len, &c->enc_test, "test", log, err, errlen)))
+        return rc;
+    warn_setup(dist, c, o, log);
     return 0;
 }
 

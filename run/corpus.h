@@ -7,6 +7,7 @@
 #include <stdio.h>
 
 #include "text/encode.h"
+#include "run/dist.h"
 #include "run/options.h"
 
 typedef struct {
@@ -19,8 +20,15 @@ typedef struct {
     EncodedDataset enc_train, enc_val, enc_test;
 } Corpus;
 
-/* Status as base/errors.h; notes (leakage, truncation) go to log. */
-int corpus_prepare(Corpus *c, const Options *o, const char *train_path, FILE *log, char *err, size_t errlen);
+/* Status as base/errors.h; notes (leakage, truncation) go to log. With MPI
+ * (dist of more than one rank; NULL: one process) each rank holds only its
+ * contiguous share of every file's examples (train, val, test; their first
+ * and total say where it lies), and what needs the whole data (labels,
+ * vocabulary, the stratified split, leakage, --max-len auto, the notes)
+ * comes from counts gathered in rank order: the one-process result. enc_*
+ * hold the shares. */
+int corpus_prepare(Corpus *c, const Options *o, const DistContext *dist, const char *train_path, FILE *log,
+                   char *err, size_t errlen);
 void corpus_free(Corpus *c);
 
 #endif

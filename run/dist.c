@@ -122,6 +122,18 @@ static void sum_own_chunk(DistReducer *r, float *data, const double *weights) {
     }
 }
 
+/* One rank's gather: a copy. */
+static int copy_bytes(const char *mine, long n_mine, char **all, long *n_all, char *err, size_t errlen) {
+    *all = malloc((size_t)n_mine + 1);
+    if (!*all) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    if (n_mine) memcpy(*all, mine, (size_t)n_mine);
+    *n_all = n_mine;
+    return 0;
+}
+
 /* ------------------------------------------------------------ transport */
 
 #ifdef USE_MPI
@@ -204,6 +216,29 @@ void dist_gather_ints(const DistContext *ctx, const int *mine, int n_mine, int *
     free(counts);
 }
 
+int dist_gather_bytes(const DistContext *ctx, const char *mine, long n_mine, char **all, long *n_all, char *err,
+                      size_t errlen) {
+    if (ctx->size == 1) return copy_bytes(mine, n_mine, all, n_all, err, errlen);
+    int *counts = job_alloc(sizeof(int) * 2 * ctx->size), *displs = counts + ctx->size;
+    int mine_int = n_mine > INT_MAX ? -1 : (int)n_mine;
+    MPI_Allgather(&mine_int, 1, MPI_INT, counts, 1, MPI_INT, MPI_COMM_WORLD);
+    long total = 0;
+    for (int k = 0; k < ctx->size; k++) {
+        if (counts[k] < 0 || total + counts[k] > INT_MAX) {
+            free(counts);
+            snprintf(err, errlen, "MPI: more than %d bytes to gather over the ranks", INT_MAX);
+            return -1;
+        }
+        displs[k] = (int)total;
+        total += counts[k];
+    }
+    *all = job_alloc((size_t)total + 1);
+    MPI_Allgatherv(mine, mine_int, MPI_BYTE, *all, counts, displs, MPI_BYTE, MPI_COMM_WORLD);
+    *n_all = total;
+    free(counts);
+    return 0;
+}
+
 int dist_first_mismatch(const DistContext *ctx, uint64_t value) {
     if (ctx->size == 1) return -1;
     uint64_t *all = job_alloc(sizeof(uint64_t) * ctx->size);
@@ -268,6 +303,12 @@ int dist_max_int(const DistContext *ctx, int value) {
 void dist_gather_ints(const DistContext *ctx, const int *mine, int n_mine, int *all) {
     (void)ctx;
     if (n_mine) memmove(all, mine, sizeof(int) * n_mine);
+}
+
+int dist_gather_bytes(const DistContext *ctx, const char *mine, long n_mine, char **all, long *n_all, char *err,
+                      size_t errlen) {
+    (void)ctx;
+    return copy_bytes(mine, n_mine, all, n_all, err, errlen);
 }
 
 int dist_first_mismatch(const DistContext *ctx, uint64_t value) {

@@ -48,6 +48,12 @@ int dist_max_int(const DistContext *ctx, int value);
  * holds the sum of the n_mine of all ranks); a rank may give 0. */
 void dist_gather_ints(const DistContext *ctx, const int *mine, int n_mine, int *all);
 
+/* Every rank's n_mine bytes, concatenated in rank order, into *all (malloc'd;
+ * the caller frees it) of *n_all bytes. 0, or -1 with a message in err when
+ * the total passes INT_MAX bytes or memory runs out (MPI: then the job ends). */
+int dist_gather_bytes(const DistContext *ctx, const char *mine, long n_mine, char **all, long *n_all, char *err,
+                      size_t errlen);
+
 /* The first rank whose value differs from rank 0's, or -1 when all agree. */
 int dist_first_mismatch(const DistContext *ctx, uint64_t value);
 

@@ -56,7 +56,7 @@ int evaluate_part(Model *m, const EncodedDataset *d, int begin, int end, Evaluat
     return rc;
 }
 
-int evaluate_mlm(Model *m, const EncodedDataset *d, int begin, int end, uint64_t seed, double sums[3], char *err,
+int evaluate_mlm(Model *m, const EncodedDataset *d, long first, uint64_t seed, double sums[3], char *err,
                  size_t errlen) {
     int B = m->max_batch;
     size_t cells = (size_t)B * m->cfg.max_len;
@@ -66,8 +66,8 @@ int evaluate_mlm(Model *m, const EncodedDataset *d, int begin, int end, uint64_t
                  ? EXIT_OK : fail(err, errlen, ERR_RUNTIME, "out of memory evaluating %d texts", d->n);
     double loss_sum = 0.0, correct = 0.0, count = 0.0;
     ForwardOptions eval = {.training = 0};
-    for (int start = begin; rc == EXIT_OK && start < end; start += B) {
-        int nb = end - start < B ? end - start : B;
+    for (int start = 0; rc == EXIT_OK && start < d->n; start += B) {
+        int nb = d->n - start < B ? d->n - start : B;
         for (int i = 0; i < nb; i++) indices[i] = start + i;
         int T = encoded_batch(d, indices, nb, tokens, NULL);
         if (T <= 0 || T > m->cfg.max_len) {
@@ -75,7 +75,7 @@ int evaluate_mlm(Model *m, const EncodedDataset *d, int begin, int end, uint64_t
                       m->cfg.max_len);
             break;
         }
-        mlm_mask(masked, targets, tokens, nb, T, m->cfg.vocab_size, seed, 0, MLM_SITE_HELDOUT, start);
+        mlm_mask(masked, targets, tokens, nb, T, m->cfg.vocab_size, seed, 0, MLM_SITE_HELDOUT, first + start, NULL);
         float batch_loss = model_forward_mlm(m, masked, targets, nb, T, &eval);
         int M = model_mlm_count(m);
         loss_sum += (double)batch_loss * M;
@@ -119,30 +119,74 @@ static int confusion_heatmap(const ClassReport *rep, const char *const *names, c
     return rc == 0 ? EXIT_OK : ERR_RUNTIME;
 }
 
-int evaluation_report(Model *m, const EncodedDataset *d, const LabelSet *labels, const char *title, FILE *out,
-                      double *accuracy, const char *confusion_png, char *err, size_t errlen) {
-    Evaluation e;
-    int rc = evaluate(m, d, &e, err, errlen);
+int evaluate_shared(Model *m, const DistContext *dist, const EncodedDataset *d, int total, Evaluation *out,
+                    int **labels, char *err, size_t errlen) {
+    Evaluation mine;
+    *labels = NULL;
+    int rc = evaluate_part(m, d, 0, d->n, &mine, err, errlen);
     if (rc != EXIT_OK) return rc;
-    ClassReport rep;
-    if (classreport_compute(&rep, d->labels, e.predictions, d->n, labels->n) != 0) {
-        evaluation_free(&e);
-        return fail(err, errlen, ERR_RUNTIME, "out of memory");
+    memset(out, 0, sizeof *out);
+    out->n = total;
+    out->predictions = malloc(sizeof(int) * (total ? total : 1));
+    *labels = malloc(sizeof(int) * (total ? total : 1));
+    if (!out->predictions || !*labels) {
+        evaluation_free(&mine);
+        evaluation_free(out);
+        free(*labels);
+        *labels = NULL;
+        return fail(err, errlen, ERR_RUNTIME, "out of memory evaluating %d examples", total);
     }
-    const char *const *names = (const char *const *)labels->names;
+    double sums[2] = {mine.loss_sum, (double)mine.correct};
+    dist_sum_doubles(dist, sums, 2);
+    dist_gather_ints(dist, mine.predictions, mine.n, out->predictions);
+    dist_gather_ints(dist, d->labels, d->n, *labels);
+    evaluation_free(&mine);
+    out->loss_sum = sums[0];
+    out->correct = (long)sums[1];
+    out->loss = total ? sums[0] / total : 0.0;
+    out->accuracy = total ? sums[1] / total : 0.0;
+    return EXIT_OK;
+}
+
+/* The report of e against labels (both e->n) into out; *accuracy. */
+static int report_of(const Evaluation *e, const int *labels, const LabelSet *classes, const char *title, FILE *out,
+                     double *accuracy, const char *confusion_png, char *err, size_t errlen) {
+    ClassReport rep;
+    if (classreport_compute(&rep, labels, e->predictions, e->n, classes->n) != 0)
+        return fail(err, errlen, ERR_RUNTIME, "out of memory");
+    const char *const *names = (const char *const *)classes->names;
     /* "validation (200 examples, loss 0.1234)"; a title that ends in its own
      * remark in parentheses takes the counts inside it:
      * "training data (no validation set; 700 examples, loss 0.1234)" */
     size_t tlen = strlen(title);
     int remark = tlen > 0 && title[tlen - 1] == ')';
     fprintf(out, "\n%.*s%s%d example%s, loss %.4f)\n\n", (int)(remark ? tlen - 1 : tlen), title, remark ? "; " : " (",
-            d->n, d->n == 1 ? "" : "s", e.loss);
+            e->n, e->n == 1 ? "" : "s", e->loss);
     classreport_print(&rep, names, 4, out);
     fprintf(out, "\n");
     classreport_confusion(&rep, names, out);
     *accuracy = rep.accuracy;
-    if (confusion_png) rc = confusion_heatmap(&rep, names, title, confusion_png, err, errlen);
+    int rc = confusion_png ? confusion_heatmap(&rep, names, title, confusion_png, err, errlen) : EXIT_OK;
     classreport_free(&rep);
+    return rc;
+}
+
+int evaluation_report(Model *m, const EncodedDataset *d, const LabelSet *labels, const char *title, FILE *out,
+                      double *accuracy, const char *confusion_png, char *err, size_t errlen) {
+    DistContext solo = dist_solo();
+    return evaluation_report_shared(m, &solo, d, d->n, labels, title, out, accuracy, confusion_png, err, errlen);
+}
+
+int evaluation_report_shared(Model *m, const DistContext *dist, const EncodedDataset *d, int total,
+                             const LabelSet *labels, const char *title, FILE *out, double *accuracy,
+                             const char *confusion_png, char *err, size_t errlen) {
+    Evaluation e;
+    int *truth;
+    int rc = evaluate_shared(m, dist, d, total, &e, &truth, err, errlen);
+    if (rc != EXIT_OK) return rc;
+    if (out) rc = report_of(&e, truth, labels, title, out, accuracy, confusion_png, err, errlen);
+    else *accuracy = e.accuracy;
     evaluation_free(&e);
+    free(truth);
     return rc;
 }

@@ -20,8 +20,10 @@ static int copy_picture(const char *from, const char *to, char *err, size_t errl
     return rc;
 }
 
-int final_report(Model *m, const Corpus *c, const char *dir, const EpochRecord *history, int n_history,
-                 const FinalReportOptions *opt, double *val_acc, double *test_acc, char *err, size_t errlen) {
+int final_report(Model *m, const DistContext *dist, const Corpus *c, const char *dir, const EpochRecord *history,
+                 int n_history, const FinalReportOptions *opt, double *val_acc, double *test_acc, char *err,
+                 size_t errlen) {
+    int writer = dist->rank == 0;
     char *text = NULL;
     size_t text_len = 0;
     FILE *out = open_memstream(&text, &text_len);
@@ -36,17 +38,22 @@ int final_report(Model *m, const Corpus *c, const char *dir, const EpochRecord *
     rundir_path(test_png, sizeof test_png, dir, "confusion_test.png");
     *val_acc = *test_acc = 0;
     int rc = EXIT_OK;
+    /* MPI: every rank evaluates its share of each set; rank 0 alone writes */
+    FILE *shown = writer ? out : NULL;
     if (c->has_val)
-        rc = evaluation_report(m, &c->enc_val, &c->labels, "validation", out, val_acc, png, err, errlen);
+        rc = evaluation_report_shared(m, dist, &c->enc_val, c->val.total, &c->labels, "validation", shown, val_acc,
+                                      writer ? png : NULL, err, errlen);
     if (rc == EXIT_OK && c->has_test)
-        rc = evaluation_report(m, &c->enc_test, &c->labels, "test", out, test_acc, test_png, err, errlen);
-    if (rc == EXIT_OK && c->has_test && !c->has_val)
+        rc = evaluation_report_shared(m, dist, &c->enc_test, c->test.total, &c->labels, "test", shown, test_acc,
+                                      writer ? test_png : NULL, err, errlen);
+    if (rc == EXIT_OK && c->has_test && !c->has_val && writer)
         rc = copy_picture(test_png, png, err, errlen);
     if (rc == EXIT_OK && !c->has_val && !c->has_test)
-        rc = evaluation_report(m, &c->enc_train, &c->labels, "training data (no validation set)", out, val_acc, png,
-                               err, errlen);
+        rc = evaluation_report_shared(m, dist, &c->enc_train, c->train.total, &c->labels,
+                                      "training data (no validation set)", shown, val_acc, writer ? png : NULL, err,
+                                      errlen);
     fclose(out);
-    if (rc == EXIT_OK) {
+    if (rc == EXIT_OK && writer) {
         if (!opt->quiet) fputs(text, stdout);
         char path[4096];
         rundir_path(path, sizeof path, dir, "report.txt");

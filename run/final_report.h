@@ -15,9 +15,11 @@ typedef struct {
 
 /* Writes dir/report.txt and dir/confusion.png (and prints unless quiet);
  * *val_acc and *test_acc get the final accuracies (0 without that set).
- * Status as base/errors.h. */
-int final_report(Model *m, const Corpus *c, const char *dir, const EpochRecord *history, int n_history,
-                 const FinalReportOptions *opt, double *val_acc, double *test_acc, char *err, size_t errlen);
+ * MPI: every rank calls it and evaluates its share of the data; rank 0
+ * alone prints and writes. Status as base/errors.h. */
+int final_report(Model *m, const DistContext *dist, const Corpus *c, const char *dir, const EpochRecord *history,
+                 int n_history, const FinalReportOptions *opt, double *val_acc, double *test_acc, char *err,
+                 size_t errlen);
 
 /* The end of a pretraining run (SPEC 4b): the text chart and the last
  * epoch's masked-token numbers, printed unless quiet and in report.txt.

@@ -46,8 +46,10 @@ typedef struct {
     TrainProgress progress;
     int steps_per_epoch;
     long total_steps, warmup_steps;
-    int *order;               /* (n_train) this epoch's example order */
+    int n_train;              /* training examples over all ranks (MPI: each holds a share) */
+    int *order;               /* (n_train) this epoch's order of the global example indices */
     int *tokens, *labels, *indices;   /* (B, max_len), (B), (B): the batch being built */
+    int *rows;                /* (B) MPI: the place in the global batch of each example this rank holds */
     int mlm;                  /* 1: pretraining (SPEC 4b): masked tokens instead of labels */
     int *mlm_tokens, *mlm_targets;    /* (B, max_len): the batch masked, and what to predict */
     int paused;               /* 1: stopped by --stop-after, resumable */
@@ -70,38 +72,51 @@ static int build_model(Trainer *t, char *err, size_t errlen) {
     int n_classes = t->mlm ? 0 : t->corpus.labels.n;   /* 0: the MLM head */
     int rc = options_model_config(o, t->corpus.vocab.size, n_classes, t->corpus.max_len, &cfg, err, errlen);
     if (rc != EXIT_OK) return rc;
-    int rows = (o->batch_size + t->dist->size - 1) / t->dist->size;   /* MPI: a rank holds only its slice */
-    if ((rc = saved_model_check_memory(&cfg, rows, err, errlen)) != EXIT_OK) return rc;
-    t->model = model_create(&cfg, rows, err, errlen);
+    /* MPI: the examples of a batch in a rank's share of the data may be any
+     * number up to the whole batch */
+    if ((rc = saved_model_check_memory(&cfg, o->batch_size, err, errlen)) != EXIT_OK) return rc;
+    t->model = model_create(&cfg, o->batch_size, err, errlen);
     if (!t->model) return ERR_RUNTIME;
     model_init(t->model, (uint64_t)o->seed);
     if (o->init_dir && *o->init_dir) return init_load_encoder(t->model, o->init_dir, err, errlen);
     return EXIT_OK;
 }
 
+/* Examples per class of d (a rank's share) summed over the ranks into counts (C). */
+static int class_counts(const Trainer *t, const EncodedDataset *d, double *counts) {
+    int C = t->corpus.labels.n;
+    int *mine = calloc((size_t)C, sizeof *mine);
+    if (!mine) return -1;
+    labels_count(d->labels, d->n, C, mine);
+    for (int c = 0; c < C; c++) counts[c] = mine[c];
+    free(mine);
+    dist_sum_doubles(t->dist, counts, C);
+    return 0;
+}
+
 /* balanced: w_c = n / (C * n_c) over the training set */
 static int make_class_weights(Trainer *t) {
     if (strcmp(t->o->class_weights, "balanced") != 0) return 0;
-    int C = t->corpus.labels.n, n = t->corpus.enc_train.n;
-    int *counts = calloc((size_t)C, sizeof *counts);
+    int C = t->corpus.labels.n, n = t->n_train;
+    double *counts = malloc(sizeof(double) * C);
     t->class_weights = malloc(sizeof(float) * C);
-    if (!counts || !t->class_weights) {
+    if (!counts || !t->class_weights || class_counts(t, &t->corpus.enc_train, counts) != 0) {
         free(counts);
         return -1;
     }
-    labels_count(t->corpus.enc_train.labels, n, C, counts);
     for (int c = 0; c < C; c++) t->class_weights[c] = counts[c] ? (float)((double)n / ((double)C * counts[c])) : 0.0f;
     free(counts);
     return 0;
 }
 
 static int allocate_buffers(Trainer *t) {
-    int B = t->o->batch_size, n = t->corpus.enc_train.n;
+    int B = t->o->batch_size, n = t->n_train;
     int keep_best = t->o->patience > 0 && t->corpus.has_val;
     t->order = malloc(sizeof(int) * n);
     t->tokens = malloc(sizeof(int) * (size_t)B * t->corpus.max_len);
     t->labels = malloc(sizeof(int) * B);
     t->indices = malloc(sizeof(int) * B);
+    t->rows = malloc(sizeof(int) * B);
     t->progress.history = realloc(t->progress.history, sizeof(EpochRecord) * (size_t)(t->o->epochs + 1));
     if (keep_best) t->best_params = malloc(sizeof(float) * t->model->n_params);
     t->rank_shares = malloc(sizeof(double) * t->dist->size);
@@ -110,7 +125,7 @@ static int allocate_buffers(Trainer *t) {
         t->mlm_targets = malloc(sizeof(int) * (size_t)B * t->corpus.max_len);
         if (!t->mlm_tokens || !t->mlm_targets) return -1;
     }
-    return t->order && t->tokens && t->labels && t->indices && t->progress.history && t->rank_shares &&
+    return t->order && t->tokens && t->labels && t->indices && t->rows && t->progress.history && t->rank_shares &&
            (t->best_params || !keep_best) ? 0 : -1;
 }
 
@@ -119,21 +134,21 @@ static int allocate_buffers(Trainer *t) {
 static int prepare_observation(Trainer *t) {
     const Corpus *c = &t->corpus;
     const EncodedDataset *measured = c->has_val ? &c->enc_val : &c->enc_train;
+    int n_measured = c->has_val ? c->val.total : t->n_train;
     int C = c->labels.n;
-    int *counts = calloc((size_t)C, sizeof *counts);
+    double *counts = malloc(sizeof(double) * (C ? C : 1));
     t->class_stats = calloc((size_t)3 * C, sizeof *t->class_stats);
-    if (!counts || !t->class_stats) {
+    if (!counts || !t->class_stats || class_counts(t, measured, counts) != 0) {
         free(counts);
         return -1;
     }
-    labels_count(measured->labels, measured->n, C, counts);
     ObservationContext *o = &t->observe;
     o->n_classes = C;
-    o->n_measured = measured->n;
+    o->n_measured = n_measured;
     o->class_names = (const char *const *)c->labels.names;
     double *share = t->class_stats + 2 * C;
     for (int k = 0; k < C; k++) {
-        share[k] = measured->n ? (double)counts[k] / measured->n : 0.0;
+        share[k] = n_measured ? counts[k] / n_measured : 0.0;
         if (share[k] > o->majority_rate) {
             o->majority_rate = share[k];
             o->majority_name = c->labels.names[k];
@@ -155,6 +170,7 @@ static void trainer_free(Trainer *t) {
     free(t->tokens);
     free(t->labels);
     free(t->indices);
+    free(t->rows);
     free(t->rank_shares);
     free(t->mlm_tokens);
     free(t->mlm_targets);
@@ -192,12 +208,14 @@ static int resume_state(Trainer *t, char *err, size_t errlen) {
     return EXIT_OK;
 }
 
-static uint64_t hash_dataset(uint64_t hash, const EncodedDataset *d) {
-    for (int i = 0; i < d->n; i++) {
-        hash = hash_bytes(hash, d->ids + d->offsets[i], sizeof(int) * d->lengths[i]);
-        hash = hash_bytes(hash, &d->labels[i], sizeof(int));
-    }
-    return hash_bytes(hash, &d->n, sizeof d->n);
+/* What every rank must hold alike: the vocabulary, the classes, the
+ * sequence length and the sizes of the sets (each rank holds its share). */
+static uint64_t hash_corpus(const Corpus *c) {
+    uint64_t hash = HASH_START;
+    for (int i = 0; i < c->vocab.size; i++) hash = hash_bytes(hash, c->vocab.tokens[i], strlen(c->vocab.tokens[i]) + 1);
+    for (int i = 0; i < c->labels.n; i++) hash = hash_bytes(hash, c->labels.names[i], strlen(c->labels.names[i]) + 1);
+    int sizes[4] = {c->max_len, c->train.total, c->val.total, c->test.total};
+    return hash_bytes(hash, sizes, sizeof sizes);
 }
 
 /* MPI: the ranks must start from the same data, weights and progress, or
@@ -206,7 +224,7 @@ static int check_ranks_agree(Trainer *t, char *err, size_t errlen) {
     if (t->dist->size == 1) return EXIT_OK;
     const Model *m = t->model;
     const TrainProgress *p = &t->progress;
-    uint64_t hash = hash_dataset(hash_dataset(HASH_START, &t->corpus.enc_train), &t->corpus.enc_val);
+    uint64_t hash = hash_corpus(&t->corpus);
     hash = hash_bytes(hash, m->params, sizeof(float) * m->n_params);
     hash = hash_bytes(hash, m->adam_m, sizeof(float) * m->n_params);
     hash = hash_bytes(hash, m->adam_v, sizeof(float) * m->n_params);
@@ -247,9 +265,10 @@ static int write_record(const Trainer *t, const char *data_path, int argc, char 
 static int prepare(Trainer *t, const char *data_path, int resume, int argc, char **argv, char *err, size_t errlen) {
     int rc;
     if (resume && (rc = resume_check_data(t, err, errlen)) != EXIT_OK) return rc;
-    if ((rc = corpus_prepare(&t->corpus, t->o, data_path, stdout, err, errlen)) != EXIT_OK) return rc;
+    if ((rc = corpus_prepare(&t->corpus, t->o, t->dist, data_path, stdout, err, errlen)) != EXIT_OK) return rc;
+    t->n_train = t->corpus.train.total;
     if ((rc = build_model(t, err, errlen)) != EXIT_OK) return rc;
-    t->steps_per_epoch = (t->corpus.enc_train.n + t->o->batch_size - 1) / t->o->batch_size;
+    t->steps_per_epoch = (t->n_train + t->o->batch_size - 1) / t->o->batch_size;
     t->total_steps = (long)t->o->epochs * t->steps_per_epoch;
     t->warmup_steps = schedule_warmup_steps(t->o->warmup, t->total_steps);
     if (make_class_weights(t) != 0 || allocate_buffers(t) != 0 || prepare_observation(t) != 0)
@@ -275,75 +294,51 @@ static void print_intro(const Trainer *t, int resume) {
     const Corpus *c = &t->corpus;
     if (t->mlm)
         printf("%s %s: masked-token pretraining on %d texts, vocabulary %d (%s tokens)", resume ? "resuming" : "pretraining",
-               t->dir, c->enc_train.n, c->vocab.size, tokenizer_name(c->tokenizer));
+               t->dir, t->n_train, c->vocab.size, tokenizer_name(c->tokenizer));
     else
         printf("%s %s: %d training examples, %d classes, vocabulary %d (%s tokens)", resume ? "resuming" : "training",
-               t->dir, c->enc_train.n, c->labels.n, c->vocab.size, tokenizer_name(c->tokenizer));
-    if (c->has_val) printf(", %d validation", c->enc_val.n);
-    if (c->has_test) printf(", %d test", c->enc_test.n);
+               t->dir, t->n_train, c->labels.n, c->vocab.size, tokenizer_name(c->tokenizer));
+    if (c->has_val) printf(", %d validation", c->val.total);
+    if (c->has_test) printf(", %d test", c->test.total);
     int none = strcmp(t->o->pe, "none") == 0;
     const char *head = t->mlm ? "tied MLM head" : strcmp(t->o->pool, "cls") == 0 ? "cls pooling" : "mean pooling";
     printf("\nmodel: %zu parameters, d_model %d, %d head%s, %d layer%s, d_ff %d, %s-norm, %s, %s PE; "
            "%d step%s per epoch", t->model->n_params, t->o->d_model, t->o->heads, t->o->heads == 1 ? "" : "s",
            t->o->layers, t->o->layers == 1 ? "" : "s", t->o->d_ff, t->o->norm, head, none ? "no" : t->o->pe,
            t->steps_per_epoch, t->steps_per_epoch == 1 ? "" : "s");
-    if (t->dist->size > 1) printf(", each batch split over %d MPI ranks", t->dist->size);
+    if (t->dist->size > 1)
+        printf(", each batch split over %d MPI ranks, each holding its share of the data", t->dist->size);
     printf("\n");
 }
 
 /* ------------------------------------------------------------ one step */
 
-/* MPI: every rank's share W_r / W of the batch's loss weight, where W_r sums
- * the class weights (1 without) of rank r's slice: the model's loss is a
- * weighted mean over its slice, so share-weighted sums of the ranks' losses
- * and gradients are those of the whole batch. */
-/* Batch s's examples [begin, end) masked (pretraining) into mlm_tokens and
- * mlm_targets, keyed by their place in the global batch so that MPI ranks
- * draw what one process would; tokens gets the batch itself. Returns the
- * padded length T and *selected the masked positions, or -1. */
-static int masked_batch(Trainer *t, int epoch, int s, long begin, long end, long *selected) {
-    int n = (int)(end - begin);
-    for (int i = 0; i < n; i++) t->indices[i] = t->order[s * t->o->batch_size + begin + i];
+/* The examples of batch s this rank holds (all of them in one process):
+ * their local indices in t->indices and places in the global batch in
+ * t->rows, in batch order. Returns how many. */
+static int my_examples(Trainer *t, int s, int nb) {
+    int first = t->corpus.train.first, held = t->corpus.enc_train.n, n = 0;
+    for (int i = 0; i < nb; i++) {
+        int local = t->order[s * t->o->batch_size + i] - first;
+        if (local < 0 || local >= held) continue;
+        t->indices[n] = local;
+        t->rows[n++] = i;
+    }
+    return n;
+}
+
+/* Pretraining's forward and backward on this rank's n examples of batch s,
+ * masked keyed by their places in the global batch so that MPI ranks draw
+ * what one process would: stats as slice_gradients, counting masked positions. */
+static int slice_gradients_mlm(Trainer *t, int epoch, int s, int n, double stats[4]) {
+    Model *m = t->model;
     int T = encoded_batch(&t->corpus.enc_train, t->indices, n, t->tokens, t->labels);
     if (T <= 0) return -1;
     long global_step = (long)(epoch - 1) * t->steps_per_epoch + s;
-    *selected = mlm_mask(t->mlm_tokens, t->mlm_targets, t->tokens, n, T, t->corpus.vocab.size,
-                         (uint64_t)t->o->seed, (uint64_t)global_step, MLM_SITE_TRAIN, begin);
-    return T;
-}
-
-static void compute_rank_shares(Trainer *t, int epoch, int s, int start, int nb) {
-    const EncodedDataset *train = &t->corpus.enc_train;
-    int size = t->dist->size;
-    double total = 0.0;
-    for (int k = 0; k < size; k++) {
-        long begin, end;
-        dist_slice(nb, k, size, &begin, &end);
-        double weight = 0.0;
-        if (t->mlm) {   /* the loss is a mean over the masked positions */
-            long selected = 0;
-            if (end > begin && masked_batch(t, epoch, s, begin, end, &selected) > 0) weight = (double)selected;
-        }
-        for (long i = begin; i < end && !t->mlm; i++) {
-            int label = train->labels[t->order[start + i]];
-            weight += t->class_weights ? t->class_weights[label] : 1.0;
-        }
-        t->rank_shares[k] = weight;
-        total += weight;
-    }
-    for (int k = 0; k < size; k++) t->rank_shares[k] = total > 0.0 ? t->rank_shares[k] / total : 0.0;
-}
-
-/* Pretraining's forward and backward on this rank's slice [begin, end) of
- * batch s: stats as slice_gradients, counting masked positions. */
-static int slice_gradients_mlm(Trainer *t, int epoch, int s, long begin, long end, double stats[4]) {
-    Model *m = t->model;
-    int n = (int)(end - begin);
-    long selected;
-    int T = masked_batch(t, epoch, s, begin, end, &selected);
-    if (T <= 0) return -1;
-    long global_step = (long)(epoch - 1) * t->steps_per_epoch + s;
-    ForwardOptions opt = {.training = 1, .seed = (uint64_t)t->o->seed, .step = (uint64_t)global_step, .row0 = begin};
+    mlm_mask(t->mlm_tokens, t->mlm_targets, t->tokens, n, T, t->corpus.vocab.size, (uint64_t)t->o->seed,
+             (uint64_t)global_step, MLM_SITE_TRAIN, 0, t->rows);
+    ForwardOptions opt = {.training = 1, .seed = (uint64_t)t->o->seed, .step = (uint64_t)global_step,
+                          .rows = t->rows};
     stats[0] = model_forward_mlm(m, t->mlm_tokens, t->mlm_targets, n, T, &opt);
     int M = model_mlm_count(m);
     for (int i = 0; i < M; i++) stats[1] += model_mlm_predicted(m, i) == model_mlm_target(m, i);
@@ -353,37 +348,55 @@ static int slice_gradients_mlm(Trainer *t, int epoch, int s, long begin, long en
     return 0;
 }
 
-/* Forward and backward on this rank's slice of batch s (the whole batch in
- * a single process). Fills stats with the loss, correct predictions, tokens
- * and what the loss is a mean over (examples; masked positions when
- * pretraining) of the slice; an empty slice leaves zero gradients. -1 when
- * the batch cannot be built. */
-static int slice_gradients(Trainer *t, int epoch, int s, int nb, double stats[4]) {
+/* Forward and backward on the examples of batch s this rank holds (the
+ * whole batch in a single process). Fills stats with the loss, correct
+ * predictions, tokens and what the loss is a mean over (examples; masked
+ * positions when pretraining), and *weight with the loss weight of those
+ * examples (their class weights, 1 each without); no examples leave zero
+ * gradients. -1 when the batch cannot be built. */
+static int slice_gradients(Trainer *t, int epoch, int s, int nb, double stats[4], double *weight) {
     Model *m = t->model;
-    long begin, end;
-    dist_slice(nb, t->dist->rank, t->dist->size, &begin, &end);
-    int n = (int)(end - begin);
+    int n = my_examples(t, s, nb);
     stats[0] = stats[1] = stats[2] = stats[3] = 0.0;
+    *weight = 0.0;
     if (n == 0) {
         model_zero_grad(m);
         return 0;
     }
-    if (t->mlm) return slice_gradients_mlm(t, epoch, s, begin, end, stats);
+    if (t->mlm) {
+        int rc = slice_gradients_mlm(t, epoch, s, n, stats);
+        *weight = stats[3];   /* the loss is a mean over the masked positions */
+        return rc;
+    }
     stats[3] = n;
-    for (int i = 0; i < n; i++) t->indices[i] = t->order[s * t->o->batch_size + begin + i];
     int T = encoded_batch(&t->corpus.enc_train, t->indices, n, t->tokens, t->labels);
     if (T <= 0) return -1;
     long global_step = (long)(epoch - 1) * t->steps_per_epoch + s;
-    /* dropout keyed by the slice's place in the global batch: the masks of one process */
+    /* dropout keyed by each example's place in the global batch: the masks of one process */
     ForwardOptions opt = {.training = 1, .seed = (uint64_t)t->o->seed, .step = (uint64_t)global_step,
-                          .row0 = begin, .class_weights = t->class_weights};
+                          .rows = t->rows, .class_weights = t->class_weights};
     stats[0] = model_forward(m, t->tokens, t->labels, n, T, &opt);
     model_backward(m);
     for (int i = 0; i < n; i++) {
         stats[1] += model_predicted_class(m, i) == t->labels[i];
         for (int k = 0; k < T; k++) stats[2] += t->tokens[i * T + k] != TOKEN_PAD;
+        *weight += t->class_weights ? t->class_weights[t->labels[i]] : 1.0;
     }
     return 0;
+}
+
+/* MPI: every rank's share W_r / W of the batch's loss weight, where W_r sums
+ * the class weights (1 without; masked positions when pretraining) of the
+ * examples rank r holds: the model's loss is a weighted mean over them, so
+ * share-weighted sums of the ranks' losses and gradients are those of the
+ * whole batch. */
+static void compute_rank_shares(Trainer *t, double weight) {
+    int size = t->dist->size;
+    for (int k = 0; k < size; k++) t->rank_shares[k] = k == t->dist->rank ? weight : 0.0;
+    dist_sum_doubles(t->dist, t->rank_shares, size);
+    double total = 0.0;
+    for (int k = 0; k < size; k++) total += t->rank_shares[k];
+    for (int k = 0; k < size; k++) t->rank_shares[k] = total > 0.0 ? t->rank_shares[k] / total : 0.0;
 }
 
 /* One optimisation step on batch s of the epoch. With MPI every rank works
@@ -393,13 +406,13 @@ static int train_step(Trainer *t, int epoch, int s, char *err, size_t errlen) {
     const Options *o = t->o;
     Model *m = t->model;
     int start = s * o->batch_size;
-    int nb = t->corpus.enc_train.n - start < o->batch_size ? t->corpus.enc_train.n - start : o->batch_size;
-    double stats[4];   /* loss, correct, tokens, examples (masked positions when pretraining) */
+    int nb = t->n_train - start < o->batch_size ? t->n_train - start : o->batch_size;
+    double stats[4], weight;   /* loss, correct, tokens, examples (masked positions when pretraining) */
     long global_step = (long)(epoch - 1) * t->steps_per_epoch + s;
-    if (slice_gradients(t, epoch, s, nb, stats) != 0)
+    if (slice_gradients(t, epoch, s, nb, stats, &weight) != 0)
         return fail(err, errlen, ERR_RUNTIME, "epoch %d, step %d: a batch index is out of range", epoch, s + 1);
     if (t->dist->size > 1) {
-        compute_rank_shares(t, epoch, s, start, nb);
+        compute_rank_shares(t, weight);
         dist_weighted_sum(t->reducer, m->grads, t->rank_shares);
         stats[0] *= t->rank_shares[t->dist->rank];
         dist_sum_doubles(t->dist, stats, 4);
@@ -443,41 +456,30 @@ static int write_epoch_files(Trainer *t, int epoch, int improved, char *err, siz
 }
 
 /* The validation numbers val[3] (loss, accuracy, macro-F1; NaN F1 when
- * pretraining), each rank evaluating its contiguous share of the validation
- * set and the sums added in rank order, so every rank gets the same numbers. */
+ * pretraining): each rank evaluates its share of the validation set and
+ * the sums are added in rank order, so every rank gets the same numbers. */
 static int validation_numbers(Trainer *t, double val[3], char *err, size_t errlen) {
     const EncodedDataset *d = &t->corpus.enc_val;
-    long begin, end;
-    dist_slice(d->n, t->dist->rank, t->dist->size, &begin, &end);
+    val[2] = NAN;
     if (t->mlm) {
         double sums[3];
-        int rc = evaluate_mlm(t->model, d, (int)begin, (int)end, (uint64_t)t->o->seed, sums, err, errlen);
+        int rc = evaluate_mlm(t->model, d, t->corpus.val.first, (uint64_t)t->o->seed, sums, err, errlen);
         if (rc != EXIT_OK) return rc;
         dist_sum_doubles(t->dist, sums, 3);
         val[0] = sums[2] > 0 ? sums[0] / sums[2] : 0.0;
         val[1] = sums[2] > 0 ? sums[1] / sums[2] : 0.0;
-        val[2] = NAN;
         return EXIT_OK;
     }
     Evaluation e;
-    int rc = evaluate_part(t->model, d, (int)begin, (int)end, &e, err, errlen);
+    int *labels;
+    int rc = evaluate_shared(t->model, t->dist, d, t->corpus.val.total, &e, &labels, err, errlen);
     if (rc != EXIT_OK) return rc;
-    double sums[2] = {e.loss_sum, (double)e.correct};
-    dist_sum_doubles(t->dist, sums, 2);
-    int *predictions = malloc(sizeof(int) * (d->n ? d->n : 1));
-    if (!predictions) {
-        evaluation_free(&e);
-        return fail(err, errlen, ERR_RUNTIME, "out of memory");
-    }
-    dist_gather_ints(t->dist, e.predictions, e.n, predictions);
-    evaluation_free(&e);
-    val[0] = d->n ? sums[0] / d->n : 0.0;
-    val[1] = d->n ? sums[1] / d->n : 0.0;
-    val[2] = NAN;
+    val[0] = e.loss;
+    val[1] = e.accuracy;
     /* per-class precision and recall for the observation */
     ClassReport report;
     int C = t->corpus.labels.n;
-    if (classreport_compute(&report, d->labels, predictions, d->n, C) == 0) {
+    if (classreport_compute(&report, labels, e.predictions, e.n, C) == 0) {
         val[2] = report.macro_f1;
         memcpy(t->class_stats, report.precision, sizeof(double) * C);
         memcpy(t->class_stats + C, report.recall, sizeof(double) * C);
@@ -485,7 +487,8 @@ static int validation_numbers(Trainer *t, double val[3], char *err, size_t errle
         t->observe.recall = t->class_stats + C;
         classreport_free(&report);
     }
-    free(predictions);
+    evaluation_free(&e);
+    free(labels);
     return EXIT_OK;
 }
 
@@ -568,7 +571,7 @@ static int interrupted(Trainer *t, int sig, int epoch, int step, char *err, size
 /* The steps of one epoch from where the progress stands. */
 static int run_epoch(Trainer *t, int epoch, char *err, size_t errlen) {
     TrainProgress *p = &t->progress;
-    schedule_shuffle(t->order, t->corpus.enc_train.n, (uint64_t)t->o->seed, epoch);
+    schedule_shuffle(t->order, t->n_train, (uint64_t)t->o->seed, epoch);
     double start = now_seconds() - p->seconds;
     t->bar.last_draw = -1.0;
     for (int s = p->step_in_epoch; s < t->steps_per_epoch; s++) {
@@ -637,13 +640,13 @@ int fit(const DistContext *dist, const Options *o, const char *data_path, const 
         if (t.progress.epochs_done >= o->epochs && t.progress.step_in_epoch == 0)
             printf("all %d epochs of %s are done; nothing to train (raise --epochs to continue)\n", o->epochs, out_dir);
         rc = train_epochs(&t, err, errlen);
-        if (rc == EXIT_OK && !t.paused && t.writer) {   /* MPI: rank 0 alone reports */
+        if (rc == EXIT_OK && !t.paused) {   /* MPI: every rank evaluates its share, rank 0 alone reports */
             FinalReportOptions fo = {t.progress.best_epoch, t.best_params != NULL, o->quiet};
-            if (t.mlm)
+            if (t.mlm && t.writer)
                 rc = final_report_mlm(&t.corpus, t.dir, t.progress.history, t.progress.n_history, &fo, err, errlen);
-            else
-                rc = final_report(t.model, &t.corpus, t.dir, t.progress.history, t.progress.n_history, &fo, &val_acc,
-                                  &test_acc, err, errlen);
+            else if (!t.mlm)
+                rc = final_report(t.model, t.dist, &t.corpus, t.dir, t.progress.history, t.progress.n_history, &fo,
+                                  &val_acc, &test_acc, err, errlen);
         }
     }
     if (summary) {

@@ -186,7 +186,7 @@ int main(void) {
     printf("REPORT gradient check (double precision, h=%.0e, tolerance %.0e relative by norm)\n", FD_STEP, GRAD_TOLERANCE);
     for (size_t i = 0; i < sizeof CASES / sizeof *CASES; i++) run_case(&CASES[i], 0);
     /* seed 7, step 5: selects 4 positions: two become [MASK], one a random id, one is kept */
-    long selected = mlm_mask(MLM_TOKENS, MLM_TARGETS, TOKENS, BATCH, SEQ, 13, 7, 5, 77, 0);
+    long selected = mlm_mask(MLM_TOKENS, MLM_TARGETS, TOKENS, BATCH, SEQ, 13, 7, 5, 77, 0, NULL);
     int masked = 0, replaced = 0, kept = 0;
     for (int i = 0; i < BATCH * SEQ; i++) {
         if (MLM_TARGETS[i] < 0) continue;

@@ -86,7 +86,7 @@ static void test_masked_dropout(void) {
     for (int n = 0; n < N; n++) tokens[n] = n % 8 == 0 ? TOKEN_CLS : n % 8 == 1 ? TOKEN_SEP : n % 8 == 2 ? TOKEN_MASK
                                           : n % 8 == 3 ? TOKEN_PAD : 5 + n % 30;
     const float p = 0.3f;
-    DropoutKey key = {p, 42, 3, 1, 0, 64};
+    DropoutKey key = {p, 42, 3, 1, 0, 64, NULL};
     token_dropout_mask(mask, tokens, N / 64, 64, C, key);
     long kept = 0, others = 0, bad_special = 0, bad_pad = 0, bad_scale = 0;
     for (int n = 0; n < N; n++) {

@@ -150,7 +150,7 @@ static void train_step(Model *m, const int *tokens, const int *labels, const Ben
         static int *masked, *targets;
         long n = (long)c->batch * c->seq;
         if (!masked) masked = malloc(sizeof(int) * n), targets = malloc(sizeof(int) * n);
-        mlm_mask(masked, targets, tokens, c->batch, c->seq, c->vocab, 1234, step, MLM_SITE_TRAIN, 0);
+        mlm_mask(masked, targets, tokens, c->batch, c->seq, c->vocab, 1234, step, MLM_SITE_TRAIN, 0, NULL);
         model_forward_mlm(m, masked, targets, c->batch, c->seq, &fo);
     } else {
         model_forward(m, tokens, labels, c->batch, c->seq, &fo);

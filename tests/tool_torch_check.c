@@ -204,7 +204,7 @@ static int run_mlm_case(const MlmCase *c, int index, const char *outdir) {
     const ParamTensor *bias = model_find_tensor(m, "mlm.bias");
     for (size_t i = 0; i < bias->size; i++) m->params[bias->offset + i] = 0.05f * sinf((float)i);
     int tokens[B * T], targets[B * T];
-    long selected = mlm_mask(tokens, targets, batch_tokens, B, T, cfg.vocab_size, 11 + (uint64_t)index, 0, 1, 0);
+    long selected = mlm_mask(tokens, targets, batch_tokens, B, T, cfg.vocab_size, 11 + (uint64_t)index, 0, 1, 0, NULL);
     ForwardOptions opt = {.training = 1, .seed = 7};
     float loss = model_forward_mlm(m, tokens, targets, B, T, &opt);
     int M = model_mlm_count(m);

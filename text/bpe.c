@@ -274,11 +274,13 @@ void bpe_counter_free(BpeCounter *c) {
     free(c);
 }
 
-int bpe_counter_add(BpeCounter *c, const char *piece, size_t len) {
-    if (!c || (!piece && len)) return -1;
+int bpe_counter_add(BpeCounter *c, const char *piece, size_t len) { return bpe_counter_add_count(c, piece, len, 1); }
+
+int bpe_counter_add_count(BpeCounter *c, const char *piece, size_t len, long long count) {
+    if (!c || (!piece && len) || count < 0) return -1;
     if (len == 0) return 0;
     if (memchr(piece, '\0', len)) return -1;
-    return strset_add(&c->pieces, piece, len, 1) < 0 ? -1 : 0;
+    return strset_add(&c->pieces, piece, len, count) < 0 ? -1 : 0;
 }
 
 static int count_token(const char *piece, size_t len, int special, void *ctx) {

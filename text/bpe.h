@@ -48,6 +48,8 @@ void bpe_counter_free(BpeCounter *c);
  * word tokenizer gives it). An empty piece is ignored. Returns 0, or -1 when
  * out of memory or the piece holds a NUL byte. */
 int bpe_counter_add(BpeCounter *c, const char *piece, size_t len);
+/* Same, count occurrences at once (counts summed over MPI ranks). */
+int bpe_counter_add_count(BpeCounter *c, const char *piece, size_t len, long long count);
 
 /* Splits NUL-terminated text with the word rule (literal specials skipped)
  * and counts every piece. Returns 0, or -1 when out of memory. */

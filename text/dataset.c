@@ -3,6 +3,7 @@
  * into stratified, seeded train/validation parts; finds leakage (SPEC 3). */
 #include "text/dataset.h"
 
+#include "base/hash.h"
 #include "base/strmap.h"
 #include "base/rng.h"
 #include "base/sha256.h"
@@ -77,6 +78,8 @@ typedef struct {
     char *line;                      /* the current line of a file source */
     size_t line_cap;
     int line_no;                     /* 1-based number of the line last returned */
+    long long consumed;              /* bytes of the source taken up to the end of the last line returned */
+    long long line_offset;           /* byte offset at which the line last returned starts */
 } LineReader;
 
 static int line_too_long(LineReader *r, size_t len, char *err, size_t errlen) {
@@ -88,6 +91,7 @@ static int reader_next_mem(LineReader *r, const char **line, size_t *len, int *g
     if (r->mem_pos >= r->mem_len) return EXIT_OK;
     const char *start = r->mem + r->mem_pos;
     size_t left = r->mem_len - r->mem_pos;
+    r->line_offset = (long long)r->mem_pos;
     const char *nl = memchr(start, '\n', left);
     size_t n = nl ? (size_t)(nl - start) : left;
     r->mem_pos += nl ? n + 1 : n;
@@ -117,6 +121,7 @@ static int reader_reserve(LineReader *r, size_t need, char *err, size_t errlen) 
 static int reader_next_file(LineReader *r, const char **line, size_t *len, int *got, char *err, size_t errlen) {
     size_t total = 0;
     int seen = 0;
+    r->line_offset = r->consumed;
     for (;;) {
         if (r->chunk_pos == r->chunk_len) {
             if (r->eof) break;
@@ -146,6 +151,7 @@ static int reader_next_file(LineReader *r, const char **line, size_t *len, int *
         if (n) memcpy(r->line + total, start, n);
         total += n;
         r->chunk_pos += nl ? n + 1 : n;
+        r->consumed += nl ? (long long)n + 1 : (long long)n;
         if (nl) break;
     }
     if (!seen) return EXIT_OK;
@@ -391,6 +397,8 @@ typedef struct {
     const char *label_choice, *text_choice;     /* --label-column, --text-column: names or 1-based numbers */
     int chosen_columns;              /* a choice differs from label/text: the file has a header row */
     int tsv_table;                   /* a TSV with a header row: every tab separates columns */
+    long long shard_begin, shard_end;   /* keep the examples whose line starts in [begin, end); end < 0: all */
+    int total;                       /* examples in the whole source */
     char *err;
     size_t errlen;
 } Parser;
@@ -402,7 +410,13 @@ static int add_example(Parser *p, const char *label, size_t label_len, const cha
     if (!label_len) return fail(p->err, p->errlen, ERR_INPUT, "%s:%d: empty label", p->path, line_no);
     if (!text_len) return fail(p->err, p->errlen, ERR_INPUT, "%s:%d: empty text", p->path, line_no);
     TextDataset *d = p->out;
-    if (d->n == INT_MAX) return fail(p->err, p->errlen, ERR_INPUT, "%s:%d: too many examples", p->path, line_no);
+    if (p->total == INT_MAX) return fail(p->err, p->errlen, ERR_INPUT, "%s:%d: too many examples", p->path, line_no);
+    p->total++;
+    long long at = p->reader.line_offset;
+    if (p->shard_end >= 0 && (at < p->shard_begin || at >= p->shard_end)) {   /* another process's share */
+        d->first += at < p->shard_begin;
+        return EXIT_OK;
+    }
     if (d->n == p->cap) {
         int cap = p->cap ? (p->cap > INT_MAX / 2 ? INT_MAX : p->cap * 2) : 64;
         Example *grown = realloc(d->examples, (size_t)cap * sizeof *grown);
@@ -571,15 +585,19 @@ static int parse_all(Parser *p) {
     if (p->rec.active)
         return fail(p->err, p->errlen, ERR_INPUT, "%s:%d: unbalanced quote: the quoted field opened here is never closed",
                     p->path, p->rec.quote_line);
-    if (p->out->n == 0) return fail(p->err, p->errlen, ERR_INPUT, "%s: no examples", p->path);
+    if (p->total == 0) return fail(p->err, p->errlen, ERR_INPUT, "%s: no examples", p->path);
+    p->out->total = p->total;
     return EXIT_OK;
 }
 
-/* Runs the parser over a prepared reader; out is filled or left empty. */
+/* Runs the parser over a prepared reader, keeping the examples whose line
+ * starts in bytes [begin, end) (end < 0: all); out is filled or left empty. */
 static int parse_source(const char *path, LineReader *reader, const DatasetColumns *columns, int texts,
-                        TextDataset *out, char *err, size_t errlen) {
+                        long long begin, long long end, TextDataset *out, char *err, size_t errlen) {
     Parser p;
     memset(&p, 0, sizeof p);
+    p.shard_begin = begin;
+    p.shard_end = end;
     p.texts = texts;
     p.path = path;
     p.label_choice = columns && columns->label && *columns->label ? columns->label : "label";
@@ -617,7 +635,7 @@ int dataset_parse_columns(const char *path, const char *buf, size_t len, const D
     memset(&reader, 0, sizeof reader);
     reader.mem = buf ? buf : "";
     reader.mem_len = len;
-    return parse_source(path, &reader, columns, 0, out, err, errlen);
+    return parse_source(path, &reader, columns, 0, 0, -1, out, err, errlen);
 }
 
 int dataset_parse(const char *path, const char *buf, size_t len, TextDataset *out, char *err, size_t errlen) {
@@ -625,9 +643,10 @@ int dataset_parse(const char *path, const char *buf, size_t len, TextDataset *ou
 }
 
 /* A file through the parser: columns chosen by name or number (NULL: label,
- * text), or texts = 1 for one text a line where a line has no tab. */
-static int read_path(const char *path, const DatasetColumns *columns, int texts, TextDataset *out, char *err,
-                     size_t errlen) {
+ * text), or texts = 1 for one text a line where a line has no tab; only
+ * the shard's examples are kept. */
+static int read_path(const char *path, const DatasetColumns *columns, int texts, DatasetShard shard,
+                     TextDataset *out, char *err, size_t errlen) {
     if (!out) return fail(err, errlen, ERR_RUNTIME, "dataset_read: no output");
     memset(out, 0, sizeof *out);
     if (!path || !*path) return fail(err, errlen, ERR_INPUT, "no data file given");
@@ -637,6 +656,18 @@ static int read_path(const char *path, const DatasetColumns *columns, int texts,
     if (fstat(fileno(fp), &st) == 0 && S_ISDIR(st.st_mode)) {
         fclose(fp);
         return fail(err, errlen, ERR_INPUT, "%s: is a directory, not a data file", path);
+    }
+    long long begin = 0, end = -1;
+    if (shard.parts > 1) {
+        if (fstat(fileno(fp), &st) != 0 || !S_ISREG(st.st_mode)) {
+            fclose(fp);
+            return fail(err, errlen, ERR_INPUT, "%s: not a regular file; with %d MPI ranks each rank keeps its share "
+                        "of the file by byte offset, so the data must be a file (not a pipe or a device)", path,
+                        shard.parts);
+        }
+        long long size = (long long)st.st_size;
+        begin = size * shard.part / shard.parts;
+        end = size * (shard.part + 1) / shard.parts;
     }
     LineReader reader;
     memset(&reader, 0, sizeof reader);
@@ -648,24 +679,33 @@ static int read_path(const char *path, const DatasetColumns *columns, int texts,
         dataset_free(out);
         rc = fail(err, errlen, ERR_RUNTIME, "%s: out of memory", path);
     } else {
-        rc = parse_source(path, &reader, columns, texts, out, err, errlen);
+        rc = parse_source(path, &reader, columns, texts, begin, end, out, err, errlen);
     }
     free(reader.chunk);
     fclose(fp);
     return rc;
 }
 
+static const DatasetShard WHOLE = {0, 1};
+
 int dataset_read(const char *path, TextDataset *out, char *err, size_t errlen) {
-    return read_path(path, NULL, 0, out, err, errlen);
+    return read_path(path, NULL, 0, WHOLE, out, err, errlen);
 }
 
 int dataset_read_columns(const char *path, const DatasetColumns *columns, TextDataset *out, char *err,
                          size_t errlen) {
-    return read_path(path, columns, 0, out, err, errlen);
+    return read_path(path, columns, 0, WHOLE, out, err, errlen);
 }
 
 int dataset_read_texts(const char *path, TextDataset *out, char *err, size_t errlen) {
-    return read_path(path, NULL, 1, out, err, errlen);
+    return read_path(path, NULL, 1, WHOLE, out, err, errlen);
+}
+
+int dataset_read_shard(const char *path, const DatasetColumns *columns, int texts, DatasetShard shard,
+                       TextDataset *out, char *err, size_t errlen) {
+    if (shard.parts < 1 || shard.part < 0 || shard.part >= shard.parts)
+        return fail(err, errlen, ERR_RUNTIME, "%s: share %d of %d does not exist", path, shard.part, shard.parts);
+    return read_path(path, columns, texts, shard, out, err, errlen);
 }
 
 void dataset_free(TextDataset *d) {
@@ -717,18 +757,37 @@ static void choose_val(LabelledIndex *group, int m, double frac, uint64_t seed, 
     for (int i = 0; i < k; i++) is_val[group[i].index] = 1;
 }
 
-/* Copies the examples whose flag equals want, in their original order. */
-static int copy_subset(const TextDataset *all, const unsigned char *is_val, int want, TextDataset *out) {
+int dataset_split_choose(const char *const *labels, int n, double frac, uint64_t seed, unsigned char *is_val) {
+    LabelledIndex *order = malloc((size_t)(n ? n : 1) * sizeof *order);
+    if (!order) return -1;
+    memset(is_val, 0, (size_t)n);
+    for (int i = 0; i < n; i++) {
+        order[i].label = labels[i];
+        order[i].index = i;
+    }
+    qsort(order, (size_t)n, sizeof *order, compare_label_then_index);
+    for (int start = 0, end; start < n; start = end) {
+        end = start + 1;
+        while (end < n && strcmp(order[end].label, order[start].label) == 0) end++;
+        choose_val(order + start, end - start, frac, seed, is_val);
+    }
+    free(order);
+    int n_val = 0;
+    for (int i = 0; i < n; i++) n_val += is_val[i];
+    return n_val;
+}
+
+int dataset_subset(const TextDataset *all, const unsigned char *flags, int want, TextDataset *out) {
     memset(out, 0, sizeof *out);
     int count = 0;
-    for (int i = 0; i < all->n; i++) count += is_val[i] == want;
+    for (int i = 0; i < all->n; i++) count += flags[i] == want;
     out->path = strndup(all->path ? all->path : "", strlen(all->path ? all->path : ""));
     memcpy(out->sha256, all->sha256, sizeof out->sha256);
     out->lines = all->lines;
     out->examples = calloc(count ? (size_t)count : 1, sizeof *out->examples);
     if (!out->path || !out->examples) return -1;
     for (int i = 0; i < all->n; i++) {
-        if (is_val[i] != want) continue;
+        if (flags[i] != want) continue;
         const Example *src = &all->examples[i];
         Example *dst = &out->examples[out->n];
         dst->label = strndup(src->label, strlen(src->label));
@@ -737,6 +796,7 @@ static int copy_subset(const TextDataset *all, const unsigned char *is_val, int 
         out->n++;                       /* counted first so dataset_free releases a partial copy */
         if (!dst->label || !dst->text) return -1;
     }
+    out->total = out->n;
     return 0;
 }
 
@@ -749,35 +809,25 @@ int dataset_split(const TextDataset *all, double frac, uint64_t seed, TextDatase
     if (!(frac > 0.0 && frac < 1.0))
         return fail(err, errlen, ERR_INPUT, "--val-split must be between 0 and 1 (exclusive), got %g", frac);
     if (all->n < 2) return fail(err, errlen, ERR_INPUT, "%s: too few examples to split off validation", path);
-    LabelledIndex *order = malloc((size_t)all->n * sizeof *order);
-    unsigned char *is_val = calloc((size_t)all->n, 1);
-    if (!order || !is_val) {
-        free(order);
-        free(is_val);
-        return fail(err, errlen, ERR_RUNTIME, "%s: out of memory", path);
+    const char **labels = malloc((size_t)all->n * sizeof *labels);
+    unsigned char *is_val = malloc((size_t)all->n);
+    int n_val = -1;
+    if (labels && is_val) {
+        for (int i = 0; i < all->n; i++) labels[i] = all->examples[i].label;
+        n_val = dataset_split_choose(labels, all->n, frac, seed, is_val);
     }
-    for (int i = 0; i < all->n; i++) {
-        order[i].label = all->examples[i].label;
-        order[i].index = i;
-    }
-    qsort(order, (size_t)all->n, sizeof *order, compare_label_then_index);
-    for (int start = 0, end; start < all->n; start = end) {
-        end = start + 1;
-        while (end < all->n && strcmp(order[end].label, order[start].label) == 0) end++;
-        choose_val(order + start, end - start, frac, seed, is_val);
-    }
-    int n_val = 0;
-    for (int i = 0; i < all->n; i++) n_val += is_val[i];
     int rc = EXIT_OK;
-    if (n_val == 0)
+    if (n_val < 0)
+        rc = fail(err, errlen, ERR_RUNTIME, "%s: out of memory", path);
+    else if (n_val == 0)
         rc = fail(err, errlen, ERR_INPUT, "%s: cannot split off validation: no label has 2 or more examples", path);
-    else if (copy_subset(all, is_val, 0, train) || copy_subset(all, is_val, 1, val))
+    else if (dataset_subset(all, is_val, 0, train) || dataset_subset(all, is_val, 1, val))
         rc = fail(err, errlen, ERR_RUNTIME, "%s: out of memory", path);
     if (rc) {
         dataset_free(train);
         dataset_free(val);
     }
-    free(order);
+    free(labels);
     free(is_val);
     return rc;
 }
@@ -789,6 +839,13 @@ static void trimmed(const char *s, const char **start, size_t *len) {
     *start = s;
     *len = strlen(s);
     trim_span(start, len);
+}
+
+uint64_t dataset_text_hash(const char *text) {
+    const char *s;
+    size_t len;
+    trimmed(text, &s, &len);
+    return hash_bytes(HASH_START, s, len);
 }
 
 int dataset_leakage(const TextDataset *train, const TextDataset *other, int *lines, int max_lines) {

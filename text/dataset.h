@@ -22,6 +22,8 @@ typedef struct {
     int n;
     char sha256[65];   /* of the source's bytes, hashed as they were read (a stream is read once) */
     long lines;        /* the source's lines, a last one without '\n' included */
+    int first;         /* a share (dataset_read_shard): examples of the source before examples[0] */
+    int total;         /* examples in the whole source (n unless a share) */
 } TextDataset;
 
 /* Which columns of a file with a header row hold the label and the text
@@ -47,6 +49,17 @@ int dataset_read(const char *path, TextDataset *out, char *err, size_t errlen);
  * no CSV header, one text a line, each labelled TEXTS_LABEL. */
 #define TEXTS_LABEL "-"
 int dataset_read_texts(const char *path, TextDataset *out, char *err, size_t errlen);
+/* An MPI rank's contiguous share of a file: of parts processes, part keeps
+ * the examples whose line starts in bytes [size*part/parts,
+ * size*(part+1)/parts) of the file. Each process still reads and checks
+ * the whole file once (the same errors on every rank; sha256, lines,
+ * first and total of the whole), but holds only its share. With parts > 1
+ * the path must be a regular file. texts = 1 reads as dataset_read_texts. */
+typedef struct {
+    int part, parts;
+} DatasetShard;
+int dataset_read_shard(const char *path, const DatasetColumns *columns, int texts, DatasetShard shard,
+                       TextDataset *out, char *err, size_t errlen);
 /* Same, from a buffer (for tests and fuzzing); path is used in messages. */
 int dataset_parse(const char *path, const char *buf, size_t len, TextDataset *out, char *err, size_t errlen);
 /* Same, with the columns chosen: when a choice differs from label/text the
@@ -69,10 +82,21 @@ TextCheck dataset_check_text(const char *s, size_t len, size_t *start, size_t *t
  * the source's sha256 and lines. */
 int dataset_split(const TextDataset *all, double frac, uint64_t seed, TextDataset *train, TextDataset *val,
                   char *err, size_t errlen);
+/* The split's choice over n examples given their labels: is_val (n) set to 1
+ * for validation. Returns how many, or -1 when out of memory. Lets the
+ * labels of data held in shares (MPI) be split as one process would. */
+int dataset_split_choose(const char *const *labels, int n, double frac, uint64_t seed, unsigned char *is_val);
+/* Copies the examples of all whose flag equals want, in order (keeping
+ * path, sha256 and lines). 0, or -1 when out of memory (out then partial:
+ * dataset_free it). */
+int dataset_subset(const TextDataset *all, const unsigned char *flags, int want, TextDataset *out);
 
 /* Exact duplicates (ignoring surrounding whitespace) of training texts in
  * other: returns the count (-1 when out of memory) and stores up to
  * max_lines of their line numbers in other. */
 int dataset_leakage(const TextDataset *train, const TextDataset *other, int *lines, int max_lines);
+/* A 64-bit hash (FNV-1a) of a text without its surrounding whitespace: the
+ * leakage check across MPI ranks compares these. */
+uint64_t dataset_text_hash(const char *text);
 
 #endif

@@ -108,23 +108,17 @@ static int vocab_take_bpe(Vocab *v, Bpe *bpe, char *err, size_t errlen) {
     return rc;
 }
 
-static int count_piece(const char *tok, size_t len, int special, void *ctx) {
-    return special >= 0 ? 0 : bpe_counter_add(ctx, tok, len);
-}
-
-static int vocab_build_bpe(Vocab *v, const TextDataset *train, int max_size, int min_freq, char *err,
-                           size_t errlen) {
+/* bpe: merges learned from the pieces' counts. */
+static int vocab_build_bpe(Vocab *v, const StrMap *counts, int max_size, int min_freq, char *err, size_t errlen) {
     BpeCounter *counter = bpe_counter_new();
     int rc = counter ? 0 : -1;
-    for (int i = 0; i < train->n && rc == 0; i++)
-        rc = tokenize(TOKENIZER_BPE, train->examples[i].text, count_piece, counter);
+    for (int e = 0; e < counts->n && rc == 0; e++)
+        rc = bpe_counter_add_count(counter, counts->keys[e], counts->key_lens[e], counts->counts[e]);
     Bpe *bpe = NULL;
     char why[512] = "out of memory";
     if (rc == 0) rc = bpe_learn(counter, max_size > 0 ? max_size : INT_MAX, min_freq, &bpe, why, sizeof why);
     bpe_counter_free(counter);
-    if (rc != 0)
-        return fail(err, errlen, ERR_RUNTIME, "%s: learning the bpe vocabulary: %s", train->path ? train->path : "(data)",
-                    why);
+    if (rc != 0) return fail(err, errlen, ERR_RUNTIME, "learning the bpe vocabulary: %s", why);
     return vocab_take_bpe(v, bpe, err, errlen);
 }
 
@@ -138,42 +132,58 @@ int vocab_from_bpe(Vocab *v, char *const *tokens, int n, const char *const (*mer
     return vocab_take_bpe(v, bpe, err, errlen);
 }
 
-int vocab_build(Vocab *v, TokenizerKind kind, const TextDataset *train, int max_size, int min_freq, char *err,
-                size_t errlen) {
-    if (!v || !train) return fail(err, errlen, ERR_RUNTIME, "vocab_build: missing argument");
+int vocab_count(StrMap *counts, TokenizerKind kind, const TextDataset *train) {
+    int rc = 0;
+    for (int i = 0; i < train->n && !rc; i++) rc = tokenize(kind, train->examples[i].text, count_token, counts);
+    return rc ? -1 : 0;
+}
+
+int vocab_from_counts(Vocab *v, TokenizerKind kind, const StrMap *counts, int max_size, int min_freq, char *err,
+                      size_t errlen) {
     memset(v, 0, sizeof *v);
     if (max_size < 0 || (max_size > 0 && max_size < N_SPECIAL_TOKENS))
         return fail(err, errlen, ERR_INPUT, "--vocab-size must be 0 (no cap) or at least %d (the specials), got %d",
                     N_SPECIAL_TOKENS, max_size);
     if (min_freq < 0) return fail(err, errlen, ERR_INPUT, "--min-freq must be 0 or more, got %d", min_freq);
-    if (kind == TOKENIZER_BPE) return vocab_build_bpe(v, train, max_size, min_freq, err, errlen);
-    StrMap counts;
-    memset(&counts, 0, sizeof counts);
-    int rc = 0;
-    for (int i = 0; i < train->n && !rc; i++) rc = tokenize(kind, train->examples[i].text, count_token, &counts);
-    TokenCount *chosen = NULL;
-    int n = 0;
-    if (!rc) chosen = malloc(((size_t)counts.n + 1) * sizeof *chosen);
-    if (!rc && chosen) {
-        for (int e = 0; e < counts.n; e++) {
-            if (counts.counts[e] < min_freq) continue;
-            chosen[n].token = counts.keys[e];
-            chosen[n].count = counts.counts[e];
+    if (kind == TOKENIZER_BPE) return vocab_build_bpe(v, counts, max_size, min_freq, err, errlen);
+    TokenCount *chosen = malloc(((size_t)counts->n + 1) * sizeof *chosen);
+    int n = 0, rc = chosen ? 0 : -1;
+    if (chosen) {
+        for (int e = 0; e < counts->n; e++) {
+            if (counts->counts[e] < min_freq) continue;
+            chosen[n].token = counts->keys[e];
+            chosen[n].count = counts->counts[e];
             n++;
         }
         qsort(chosen, (size_t)n, sizeof *chosen, compare_token_counts);
         if (max_size > 0 && n > max_size - N_SPECIAL_TOKENS) n = max_size - N_SPECIAL_TOKENS;
         rc = vocab_fill(v, chosen, n);
     }
-    int ok = !rc && chosen;
     free(chosen);
-    strmap_free(&counts);
-    if (!ok) {
+    if (rc) {
         vocab_free(v);
-        return fail(err, errlen, ERR_RUNTIME, "%s: out of memory building the vocabulary",
-                    train->path ? train->path : "(data)");
+        return fail(err, errlen, ERR_RUNTIME, "out of memory building the vocabulary");
     }
     return EXIT_OK;
+}
+
+int vocab_build(Vocab *v, TokenizerKind kind, const TextDataset *train, int max_size, int min_freq, char *err,
+                size_t errlen) {
+    if (!v || !train) return fail(err, errlen, ERR_RUNTIME, "vocab_build: missing argument");
+    memset(v, 0, sizeof *v);
+    StrMap counts;
+    memset(&counts, 0, sizeof counts);
+    const char *path = train->path ? train->path : "(data)";
+    int rc = vocab_count(&counts, kind, train) == 0
+                 ? vocab_from_counts(v, kind, &counts, max_size, min_freq, err, errlen)
+                 : fail(err, errlen, ERR_RUNTIME, "%s: out of memory building the vocabulary", path);
+    strmap_free(&counts);
+    if (rc == ERR_RUNTIME && strncmp(err, path, strlen(path)) != 0) {   /* name the data in the message */
+        char why[512];
+        snprintf(why, sizeof why, "%s", err);
+        set_error(err, errlen, "%s: %s", path, why);
+    }
+    return rc;
 }
 
 int vocab_from_tokens(Vocab *v, char *const *tokens, int n, char *err, size_t errlen) {

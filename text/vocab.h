@@ -8,6 +8,7 @@
 #include <stddef.h>
 
 #include "base/errors.h"
+#include "base/strmap.h"
 #include "text/bpe.h"
 #include "text/dataset.h"
 #include "text/tokenizer.h"
@@ -27,6 +28,14 @@ typedef struct {
  * min_freq times left out. */
 int vocab_build(Vocab *v, TokenizerKind kind, const TextDataset *train, int max_size, int min_freq,
                 char *err, size_t errlen);
+/* vocab_build in two halves, for training data held in shares (MPI): the
+ * tokens (word, char) or pieces (bpe) of train added to counts (a StrMap,
+ * zeroed when empty); then the vocabulary from counts summed over all
+ * shares, the same as vocab_build over the whole. vocab_count returns 0, or
+ * -1 when out of memory. */
+int vocab_count(StrMap *counts, TokenizerKind kind, const TextDataset *train);
+int vocab_from_counts(Vocab *v, TokenizerKind kind, const StrMap *counts, int max_size, int min_freq, char *err,
+                      size_t errlen);
 int vocab_from_tokens(Vocab *v, char *const *tokens, int n, char *err, size_t errlen);
 /* A bpe vocabulary from its stored symbols and merges ({left, right} in learned order). */
 int vocab_from_bpe(Vocab *v, char *const *tokens, int n, const char *const (*merges)[2], int n_merges, char *err,
