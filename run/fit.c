@@ -208,10 +208,13 @@ static int resume_state(Trainer *t, char *err, size_t errlen) {
     return EXIT_OK;
 }
 
-/* What every rank must hold alike: the vocabulary, the classes, the
- * sequence length and the sizes of the sets (each rank holds its share). */
+/* What every rank must hold alike: the files (each rank hashes the whole
+ * file it reads its share of), the vocabulary, the classes, the sequence
+ * length and the sizes of the sets. */
 static uint64_t hash_corpus(const Corpus *c) {
     uint64_t hash = HASH_START;
+    const TextDataset *files[3] = {&c->train, &c->val, &c->test};
+    for (int i = 0; i < 3; i++) hash = hash_bytes(hash, files[i]->sha256, sizeof files[i]->sha256);
     for (int i = 0; i < c->vocab.size; i++) hash = hash_bytes(hash, c->vocab.tokens[i], strlen(c->vocab.tokens[i]) + 1);
     for (int i = 0; i < c->labels.n; i++) hash = hash_bytes(hash, c->labels.names[i], strlen(c->labels.names[i]) + 1);
     int sizes[4] = {c->max_len, c->train.total, c->val.total, c->test.total};

@@ -8,8 +8,10 @@
 #    2(N-1)/N x bytes / bandwidth, the step time of the small and wide configs (SPEC 9)
 #    for 8, 64 and 512 ranks on 10 and 100 Gbit/s links, one rank per machine, each with
 #    the per-rank batch of 32 whose compute time tool_bench measures at 1 thread here.
+# 3. Peak memory of each of 2 and 4 ranks against one process on 1M generated lines
+#    (scripts/mpi-memory.sh): a rank holds only its share of the data.
 # Environment: BENCH_MPI_EPOCHS (3), BENCH_MPI_MODEL (model options), BENCH_MPI_THROUGHPUT
-# (1; 0 skips part 1).
+# (1; 0 skips part 1), BENCH_MPI_LATENCY_US (20), BENCH_MPI_MEMORY_LINES (1000000).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -83,3 +85,8 @@ for config in small wide; do
         done
     done
 done
+
+# ------------------------------------------------ 3. each rank's memory
+# A rank holds only its share of the data: peak RSS of 2 and 4 ranks against one process on 1M lines.
+echo
+bash scripts/mpi-memory.sh "${BENCH_MPI_MEMORY_LINES:-1000000}" 2 4 | grep -v '^REPORT' || true
