@@ -50,6 +50,8 @@ typedef struct {
     int *order;               /* (n_train) this epoch's order of the global example indices */
     int *tokens, *labels, *indices;   /* (B, max_len), (B), (B): the batch being built */
     int *rows;                /* (B) MPI: the place in the global batch of each example this rank holds */
+    int micro_rows;           /* --accum-steps: the most examples one forward takes, ceil(B / K) */
+    double *accum;            /* (n_params) with --accum-steps > 1: the micro-batches' gradients summed */
     int mlm;                  /* 1: pretraining (SPEC 4b): masked tokens instead of labels */
     int *mlm_tokens, *mlm_targets;    /* (B, max_len): the batch masked, and what to predict */
     int paused;               /* 1: stopped by --stop-after, resumable */
@@ -72,10 +74,13 @@ static int build_model(Trainer *t, char *err, size_t errlen) {
     int n_classes = t->mlm ? 0 : t->corpus.labels.n;   /* 0: the MLM head */
     int rc = options_model_config(o, t->corpus.vocab.size, n_classes, t->corpus.max_len, &cfg, err, errlen);
     if (rc != EXIT_OK) return rc;
-    /* MPI: the examples of a batch in a rank's share of the data may be any
-     * number up to the whole batch */
-    if ((rc = saved_model_check_memory(&cfg, o->batch_size, err, errlen)) != EXIT_OK) return rc;
-    t->model = model_create(&cfg, o->batch_size, err, errlen);
+    /* A rank holds about B / ranks of each batch's examples (MPI: any number up
+     * to B, as they fall in its share of the data); it takes them in micro-batches
+     * of ceil(B / (K x ranks)), K = --accum-steps: K of them on average */
+    long parts = (long)(o->accum_steps > 0 ? o->accum_steps : 1) * t->dist->size;
+    t->micro_rows = (int)((o->batch_size + parts - 1) / parts);
+    if ((rc = saved_model_check_memory(&cfg, t->micro_rows, err, errlen)) != EXIT_OK) return rc;
+    t->model = model_create(&cfg, t->micro_rows, err, errlen);
     if (!t->model) return ERR_RUNTIME;
     model_init(t->model, (uint64_t)o->seed);
     if (o->init_dir && *o->init_dir) return init_load_encoder(t->model, o->init_dir, err, errlen);
@@ -120,6 +125,7 @@ static int allocate_buffers(Trainer *t) {
     t->progress.history = realloc(t->progress.history, sizeof(EpochRecord) * (size_t)(t->o->epochs + 1));
     if (keep_best) t->best_params = malloc(sizeof(float) * t->model->n_params);
     t->rank_shares = malloc(sizeof(double) * t->dist->size);
+    if (t->micro_rows < B && !(t->accum = malloc(sizeof(double) * t->model->n_params))) return -1;
     if (t->mlm) {
         t->mlm_tokens = malloc(sizeof(int) * (size_t)B * t->corpus.max_len);
         t->mlm_targets = malloc(sizeof(int) * (size_t)B * t->corpus.max_len);
@@ -171,6 +177,7 @@ static void trainer_free(Trainer *t) {
     free(t->labels);
     free(t->indices);
     free(t->rows);
+    free(t->accum);
     free(t->rank_shares);
     free(t->mlm_tokens);
     free(t->mlm_targets);
@@ -330,18 +337,20 @@ static int my_examples(Trainer *t, int s, int nb) {
     return n;
 }
 
-/* Pretraining's forward and backward on this rank's n examples of batch s,
- * masked keyed by their places in the global batch so that MPI ranks draw
- * what one process would: stats as slice_gradients, counting masked positions. */
-static int slice_gradients_mlm(Trainer *t, int epoch, int s, int n, double stats[4]) {
+/* Pretraining's forward and backward on n examples (local indices, places
+ * rows in the global batch) of batch s, masked keyed by their places so that
+ * MPI ranks draw what one process would: stats as micro_gradients, counting
+ * masked positions. */
+static int micro_gradients_mlm(Trainer *t, int epoch, int s, const int *indices, const int *rows, int n,
+                               double stats[4]) {
     Model *m = t->model;
-    int T = encoded_batch(&t->corpus.enc_train, t->indices, n, t->tokens, t->labels);
+    int T = encoded_batch(&t->corpus.enc_train, indices, n, t->tokens, t->labels);
     if (T <= 0) return -1;
     long global_step = (long)(epoch - 1) * t->steps_per_epoch + s;
     mlm_mask(t->mlm_tokens, t->mlm_targets, t->tokens, n, T, t->corpus.vocab.size, (uint64_t)t->o->seed,
-             (uint64_t)global_step, MLM_SITE_TRAIN, 0, t->rows);
+             (uint64_t)global_step, MLM_SITE_TRAIN, 0, rows);
     ForwardOptions opt = {.training = 1, .seed = (uint64_t)t->o->seed, .step = (uint64_t)global_step,
-                          .rows = t->rows};
+                          .rows = rows};
     stats[0] = model_forward_mlm(m, t->mlm_tokens, t->mlm_targets, n, T, &opt);
     int M = model_mlm_count(m);
     for (int i = 0; i < M; i++) stats[1] += model_mlm_predicted(m, i) == model_mlm_target(m, i);
@@ -351,12 +360,42 @@ static int slice_gradients_mlm(Trainer *t, int epoch, int s, int n, double stats
     return 0;
 }
 
+/* Forward and backward on n examples of batch s (local indices, places rows
+ * in the global batch), gradients in the model. Fills stats (zeroed by the
+ * caller) with the loss, correct predictions, tokens and what the loss is a
+ * mean over (examples; masked positions when pretraining), and *weight with
+ * the loss weight of those examples (their class weights, 1 each without;
+ * masked positions). -1 when the batch cannot be built. */
+static int micro_gradients(Trainer *t, int epoch, int s, const int *indices, const int *rows, int n, double stats[4],
+                           double *weight) {
+    Model *m = t->model;
+    if (t->mlm) {
+        int rc = micro_gradients_mlm(t, epoch, s, indices, rows, n, stats);
+        *weight = stats[3];   /* the loss is a mean over the masked positions */
+        return rc;
+    }
+    stats[3] = n;
+    int T = encoded_batch(&t->corpus.enc_train, indices, n, t->tokens, t->labels);
+    if (T <= 0) return -1;
+    long global_step = (long)(epoch - 1) * t->steps_per_epoch + s;
+    /* dropout keyed by each example's place in the global batch: the masks of one process */
+    ForwardOptions opt = {.training = 1, .seed = (uint64_t)t->o->seed, .step = (uint64_t)global_step,
+                          .rows = rows, .class_weights = t->class_weights};
+    stats[0] = model_forward(m, t->tokens, t->labels, n, T, &opt);
+    model_backward(m);
+    for (int i = 0; i < n; i++) {
+        stats[1] += model_predicted_class(m, i) == t->labels[i];
+        for (int k = 0; k < T; k++) stats[2] += t->tokens[i * T + k] != TOKEN_PAD;
+        *weight += t->class_weights ? t->class_weights[t->labels[i]] : 1.0;
+    }
+    return 0;
+}
+
 /* Forward and backward on the examples of batch s this rank holds (the
- * whole batch in a single process). Fills stats with the loss, correct
- * predictions, tokens and what the loss is a mean over (examples; masked
- * positions when pretraining), and *weight with the loss weight of those
- * examples (their class weights, 1 each without); no examples leave zero
- * gradients. -1 when the batch cannot be built. */
+ * whole batch in a single process), at most micro_rows at a time: with
+ * --accum-steps the micro-batches' gradients and losses are summed, each
+ * weighted by its loss weight, into the weighted mean over all of them.
+ * stats and *weight as micro_gradients; no examples leave zero gradients. */
 static int slice_gradients(Trainer *t, int epoch, int s, int nb, double stats[4], double *weight) {
     Model *m = t->model;
     int n = my_examples(t, s, nb);
@@ -366,25 +405,20 @@ static int slice_gradients(Trainer *t, int epoch, int s, int nb, double stats[4]
         model_zero_grad(m);
         return 0;
     }
-    if (t->mlm) {
-        int rc = slice_gradients_mlm(t, epoch, s, n, stats);
-        *weight = stats[3];   /* the loss is a mean over the masked positions */
-        return rc;
+    if (n <= t->micro_rows) return micro_gradients(t, epoch, s, t->indices, t->rows, n, stats, weight);
+    size_t P = m->n_params;
+    memset(t->accum, 0, sizeof(double) * P);
+    for (int at = 0; at < n; at += t->micro_rows) {
+        int size = n - at < t->micro_rows ? n - at : t->micro_rows;
+        double part[4] = {0, 0, 0, 0}, w = 0.0;
+        if (micro_gradients(t, epoch, s, t->indices + at, t->rows + at, size, part, &w) != 0) return -1;
+        for (size_t i = 0; i < P; i++) t->accum[i] += w * (double)m->grads[i];   /* in double: one rounding */
+        stats[0] += part[0] * w;
+        for (int k = 1; k < 4; k++) stats[k] += part[k];
+        *weight += w;
     }
-    stats[3] = n;
-    int T = encoded_batch(&t->corpus.enc_train, t->indices, n, t->tokens, t->labels);
-    if (T <= 0) return -1;
-    long global_step = (long)(epoch - 1) * t->steps_per_epoch + s;
-    /* dropout keyed by each example's place in the global batch: the masks of one process */
-    ForwardOptions opt = {.training = 1, .seed = (uint64_t)t->o->seed, .step = (uint64_t)global_step,
-                          .rows = t->rows, .class_weights = t->class_weights};
-    stats[0] = model_forward(m, t->tokens, t->labels, n, T, &opt);
-    model_backward(m);
-    for (int i = 0; i < n; i++) {
-        stats[1] += model_predicted_class(m, i) == t->labels[i];
-        for (int k = 0; k < T; k++) stats[2] += t->tokens[i * T + k] != TOKEN_PAD;
-        *weight += t->class_weights ? t->class_weights[t->labels[i]] : 1.0;
-    }
+    for (size_t i = 0; i < P; i++) m->grads[i] = *weight > 0.0 ? (float)(t->accum[i] / *weight) : 0.0f;
+    stats[0] = *weight > 0.0 ? stats[0] / *weight : 0.0;
     return 0;
 }
 

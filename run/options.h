@@ -25,6 +25,7 @@ typedef struct {
     const char *activation, *norm, *pool, *pe;
     /* training */
     int epochs, batch_size, patience, threads, stop_after;
+    int accum_steps;    /* micro-batches a rank's share of a batch goes through before one step */
     double lr, weight_decay, warmup, clip;
     long long seed;
     /* output */

@@ -67,6 +67,15 @@ for n in 2 3 4; do
         paste -d'\n' "$tmp/drop-1/metrics.csv" "$tmp/drop-$n/metrics.csv"
     fi
 done
+# With --accum-steps 3 each rank takes its examples of a batch in micro-batches of 11.
+"${MPIRUN[@]}" -np 2 "$TRAIN" "${DROP[@]}" --accum-steps 3 --out "$tmp/drop-2-accum" >/dev/null 2>&1 ||
+    fail "dropout 0.1: 2 ranks with --accum-steps 3 failed"
+worst=$(max_relative_loss_diff "$tmp/drop-1/metrics.csv" "$tmp/drop-2-accum/metrics.csv")
+if within_limit "$worst"; then
+    pass "2 ranks with --accum-steps 3 match one process (largest relative train/val loss difference $worst)"
+else
+    fail "2 ranks with --accum-steps 3 differ from one process by $worst relative"
+fi
 # The comparison can fail: one loss moved by 1e-4 relative (what masks drawn
 # per slice did: 3.4e-2) must be caught.
 awk -F, -v OFS=, 'NR == 3 { $2 = sprintf("%.6f", $2 * 1.0001) } 1' "$tmp/drop-1/metrics.csv" >"$tmp/planted.csv"
