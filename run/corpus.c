@@ -291,15 +291,71 @@ static void warn_setup(const DistContext *dist, const Corpus *c, const Options *
         fprintf(log, "warning: --val-split has no effect with --val (the validation set is that file)\n");
 }
 
+/* The sum of each rank's value over the ranks before this one, and over all. */
+static void rank_prefix(const DistContext *dist, double mine, double *before, double *total) {
+    double local[64], *all = dist->size <= 64 ? local : calloc((size_t)dist->size, sizeof *all);
+    if (!all) {   /* a job this large with no memory left: the others wait; the job ends */
+        *before = *total = -1;
+        return;
+    }
+    for (int k = 0; k < dist->size; k++) all[k] = k == dist->rank ? mine : 0.0;
+    dist_sum_doubles(dist, all, dist->size);
+    *before = *total = 0.0;
+    for (int k = 0; k < dist->size; k++) {
+        if (k < dist->rank) *before += all[k];
+        *total += all[k];
+    }
+    if (all != local) free(all);
+}
+
+/* This rank's share of a data file (the whole file in one process): read
+ * from its first line to its last only (a CSV is streamed whole), its lines
+ * numbered and its examples counted over the ranks; the whole file's
+ * SHA-256 and line count from rank 0, which streams the file for them. */
+static int read_share(const DistContext *dist, const char *path, const DatasetColumns *columns, int texts,
+                      TextDataset *out, char *err, size_t errlen) {
+    DatasetShard shard = {.part = dist->rank, .parts = dist->size, .lines_before = 0, .seek = 1};
+    if (dist->size == 1) return dataset_read_shard(path, columns, texts, shard, out, err, errlen);
+    long newlines = dataset_share_newlines(path, shard, err, errlen);
+    if (newlines < 0) return ERR_INPUT;
+    double before, total;
+    rank_prefix(dist, (double)newlines, &before, &total);
+    shard.lines_before = (long)before;
+    int rc = dataset_read_shard(path, columns, texts, shard, out, err, errlen);
+    if (rc != EXIT_OK) return rc;
+    rank_prefix(dist, out->n, &before, &total);
+    if (total <= 0) return fail(err, errlen, ERR_INPUT, "%s: no examples", path);
+    out->first = (int)before;
+    out->total = (int)total;
+    /* rank 0's digest for every rank (run.json, and the ranks' check that they read the same file) */
+    struct {
+        char sha256[65];
+        long lines;
+    } digest;
+    memset(&digest, 0, sizeof digest);
+    if (dist->rank == 0 && !out->sha256[0] && (rc = dataset_digest(path, out->sha256, &out->lines, err, errlen)))
+        return rc;
+    memcpy(digest.sha256, out->sha256, sizeof digest.sha256);
+    digest.lines = out->lines;
+    char *all = NULL;
+    long n_all = 0;
+    if (dist_gather_bytes(dist, (const char *)&digest, (long)sizeof digest, &all, &n_all, err, errlen) != 0)
+        return ERR_RUNTIME;
+    memcpy(&digest, all, sizeof digest);   /* rank 0's */
+    free(all);
+    memcpy(out->sha256, digest.sha256, sizeof out->sha256);
+    out->lines = digest.lines;
+    return EXIT_OK;
+}
+
 /* This rank's share of the training file, and with --val-split of the
  * validation set split from it. */
 static int read_train(const DistContext *dist, Corpus *c, const Options *o, const char *train_path, FILE *log,
                       char *err, size_t errlen) {
     int pretrain = options_pretrain(o);
     DatasetColumns columns = {o->label_column, o->text_column};
-    DatasetShard shard = {dist->rank, dist->size};
     TextDataset all;
-    int rc = dataset_read_shard(train_path, pretrain ? NULL : &columns, pretrain, shard, &all, err, errlen);
+    int rc = read_share(dist, train_path, pretrain ? NULL : &columns, pretrain, &all, err, errlen);
     if (rc != EXIT_OK) return rc;
     LabelSet classes;
     if ((rc = shared_labels(dist, &all, &classes, err, errlen)) != EXIT_OK) {
@@ -327,14 +383,13 @@ int corpus_prepare(Corpus *c, const Options *o, const DistContext *dist, const c
     if (tokenizer_parse(o->tokenizer, &c->tokenizer) != 0)
         return fail(err, errlen, ERR_INPUT, "--tokenizer must be word, char or bpe");
     DatasetColumns columns = {o->label_column, o->text_column};
-    DatasetShard shard = {dist->rank, dist->size};
     if ((rc = read_train(dist, c, o, train_path, log, err, errlen)) != EXIT_OK) return rc;
     if (o->val_path && *o->val_path) {
-        if ((rc = dataset_read_shard(o->val_path, &columns, 0, shard, &c->val, err, errlen)) != EXIT_OK) return rc;
+        if ((rc = read_share(dist, o->val_path, &columns, 0, &c->val, err, errlen)) != EXIT_OK) return rc;
         c->has_val = 1;
     }
     if (o->test_path && *o->test_path) {
-        if ((rc = dataset_read_shard(o->test_path, &columns, 0, shard, &c->test, err, errlen)) != EXIT_OK) return rc;
+        if ((rc = read_share(dist, o->test_path, &columns, 0, &c->test, err, errlen)) != EXIT_OK) return rc;
         c->has_test = 1;
     }
     if ((rc = shared_labels(dist, &c->train, &c->labels, err, errlen)) != EXIT_OK) return rc;

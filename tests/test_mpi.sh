@@ -117,6 +117,18 @@ else
     pass "defaults over 3 shares: same bpe vocabulary and merges, split, max-len auto, leakage and notes as one process; losses within $worst"
 fi
 
+# Each rank reads only its byte range of a TSV: a bad line near the end is
+# reported by the rank that reads it, with its line number in the whole file.
+cp "$tmp/train.tsv" "$tmp/bad.tsv"
+sed -i '340s/\t/ /' "$tmp/bad.tsv"
+"${MPIRUN[@]}" -np 3 "$TRAIN" "$tmp/bad.tsv" "${TINY[@]}" --epochs 1 --threads 1 --out "$tmp/bad-run" >/dev/null 2>"$tmp/err.txt"
+rc=$?
+if [ $rc -ne 0 ] && grep -q "error (MPI rank 2): $tmp/bad.tsv:340: no tab between label and text" "$tmp/err.txt"; then
+    pass "a bad line in rank 2's share: exit $rc, named by rank 2 with its line number in the file (340)"
+else
+    fail "a bad line in rank 2's share: exit $rc, stderr: $(grep -m1 error "$tmp/err.txt")"
+fi
+
 # ---------------------------------------------- each rank holds its share
 # 50000 lines: a rank of 2 must hold at most 1.5 x half of one process's data
 # memory (peak RSS less that of the same run on 100 lines); measured it is

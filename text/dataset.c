@@ -398,6 +398,8 @@ typedef struct {
     int chosen_columns;              /* a choice differs from label/text: the file has a header row */
     int tsv_table;                   /* a TSV with a header row: every tab separates columns */
     long long shard_begin, shard_end;   /* keep the examples whose line starts in [begin, end); end < 0: all */
+    int seek;                        /* read only [begin, end) once the format is known (not a CSV) */
+    long lines_before;               /* with seek: the file's newlines before begin */
     int total;                       /* examples in the whole source */
     char *err;
     size_t errlen;
@@ -571,8 +573,32 @@ static int path_ends_csv(const char *path) {
     return n >= 4 && span_equals_nocase(path + n - 4, 4, ".csv");
 }
 
+/* Seek: the reader jumps to the first line starting at or after the share's
+ * first byte, numbered from the newlines before it. */
+static int reader_seek(Parser *p) {
+    LineReader *r = &p->reader;
+    long long begin = p->shard_begin;
+    if (fseeko(r->fp, (off_t)(begin - 1), SEEK_SET) != 0)
+        return fail(p->err, p->errlen, ERR_RUNTIME, "%s: cannot seek to byte %lld: %s", p->path, begin, strerror(errno));
+    int c = fgetc(r->fp);
+    r->chunk_pos = r->chunk_len = 0;
+    r->eof = 0;
+    r->consumed = begin;
+    r->line_no = (int)p->lines_before;
+    if (c == '\n') return EXIT_OK;
+    /* the line holding byte begin started in the share before: skip its rest */
+    const char *line;
+    size_t len;
+    int got;
+    return reader_next(r, &line, &len, &got, p->err, p->errlen);
+}
+
+/* With seek, a format that allows it: lines are independent (TSV, texts). */
+static int seekable(const Parser *p) { return p->seek && (p->format == FORMAT_TSV || p->format == FORMAT_TEXT); }
+
 static int parse_all(Parser *p) {
     for (;;) {
+        if (p->seek && p->format != FORMAT_CSV && p->reader.consumed >= p->shard_end) break;   /* the share is read */
         const char *line = NULL;
         size_t len = 0;
         int got = 0;
@@ -581,11 +607,12 @@ static int parse_all(Parser *p) {
         if (!got) break;
         rc = parse_line(p, line, len);
         if (rc) return rc;
+        if (seekable(p) && p->reader.consumed < p->shard_begin && (rc = reader_seek(p)) != EXIT_OK) return rc;
     }
     if (p->rec.active)
         return fail(p->err, p->errlen, ERR_INPUT, "%s:%d: unbalanced quote: the quoted field opened here is never closed",
                     p->path, p->rec.quote_line);
-    if (p->total == 0) return fail(p->err, p->errlen, ERR_INPUT, "%s: no examples", p->path);
+    if (p->total == 0 && !p->seek) return fail(p->err, p->errlen, ERR_INPUT, "%s: no examples", p->path);
     p->out->total = p->total;
     return EXIT_OK;
 }
@@ -593,11 +620,14 @@ static int parse_all(Parser *p) {
 /* Runs the parser over a prepared reader, keeping the examples whose line
  * starts in bytes [begin, end) (end < 0: all); out is filled or left empty. */
 static int parse_source(const char *path, LineReader *reader, const DatasetColumns *columns, int texts,
-                        long long begin, long long end, TextDataset *out, char *err, size_t errlen) {
+                        long long begin, long long end, const DatasetShard *seek, TextDataset *out, char *err,
+                        size_t errlen) {
     Parser p;
     memset(&p, 0, sizeof p);
     p.shard_begin = begin;
     p.shard_end = end;
+    p.seek = seek != NULL;
+    p.lines_before = seek ? seek->lines_before : 0;
     p.texts = texts;
     p.path = path;
     p.label_choice = columns && columns->label && *columns->label ? columns->label : "label";
@@ -613,7 +643,10 @@ static int parse_source(const char *path, LineReader *reader, const DatasetColum
     out->path = strndup(path, strlen(path));
     if (!out->path) rc = fail(err, errlen, ERR_RUNTIME, "%s: out of memory", path);
     if (!rc) rc = parse_all(&p);
-    if (!rc) {   /* the whole source was read: its digest and line count */
+    if (!rc && p.seek && p.format != FORMAT_CSV) {   /* a share alone was read: no digest, no line count */
+        out->sha256[0] = '\0';
+        out->lines = 0;
+    } else if (!rc) {   /* the whole source was read: its digest and line count */
         if (p.reader.fp) sha256_final_hex(&p.reader.hash, out->sha256);
         else sha256_hex(p.reader.mem, p.reader.mem_len, out->sha256);
         out->lines = p.reader.line_no;
@@ -635,7 +668,7 @@ int dataset_parse_columns(const char *path, const char *buf, size_t len, const D
     memset(&reader, 0, sizeof reader);
     reader.mem = buf ? buf : "";
     reader.mem_len = len;
-    return parse_source(path, &reader, columns, 0, 0, -1, out, err, errlen);
+    return parse_source(path, &reader, columns, 0, 0, -1, NULL, out, err, errlen);
 }
 
 int dataset_parse(const char *path, const char *buf, size_t len, TextDataset *out, char *err, size_t errlen) {
@@ -679,14 +712,83 @@ static int read_path(const char *path, const DatasetColumns *columns, int texts,
         dataset_free(out);
         rc = fail(err, errlen, ERR_RUNTIME, "%s: out of memory", path);
     } else {
-        rc = parse_source(path, &reader, columns, texts, begin, end, out, err, errlen);
+        rc = parse_source(path, &reader, columns, texts, begin, end, shard.parts > 1 && shard.seek ? &shard : NULL,
+                          out, err, errlen);
     }
     free(reader.chunk);
     fclose(fp);
     return rc;
 }
 
-static const DatasetShard WHOLE = {0, 1};
+static const DatasetShard WHOLE = {0, 1, 0, 0};
+
+/* The file open for a share: its byte range; -1 with a message. */
+static FILE *open_share(const char *path, DatasetShard shard, long long *begin, long long *end, char *err,
+                        size_t errlen) {
+    FILE *fp = fopen(path, "rb");
+    if (!fp) {
+        set_error(err, errlen, "%s: %s", path, strerror(errno));
+        return NULL;
+    }
+    struct stat st;
+    if (fstat(fileno(fp), &st) != 0 || !S_ISREG(st.st_mode)) {
+        fclose(fp);
+        set_error(err, errlen, "%s: not a regular file; with %d MPI ranks each rank reads its share of the file by "
+                  "byte offset, so the data must be a file (not a pipe or a device)", path, shard.parts);
+        return NULL;
+    }
+    *begin = (long long)st.st_size * shard.part / shard.parts;
+    *end = (long long)st.st_size * (shard.part + 1) / shard.parts;
+    return fp;
+}
+
+long dataset_share_newlines(const char *path, DatasetShard shard, char *err, size_t errlen) {
+    long long begin, end;
+    FILE *fp = open_share(path, shard, &begin, &end, err, errlen);
+    if (!fp) return -1;
+    char *chunk = malloc(READ_CHUNK_BYTES);
+    long count = 0;
+    int ok = chunk && fseeko(fp, (off_t)begin, SEEK_SET) == 0;
+    for (long long at = begin; ok && at < end;) {
+        size_t want = end - at < (long long)READ_CHUNK_BYTES ? (size_t)(end - at) : READ_CHUNK_BYTES;
+        size_t got = fread(chunk, 1, want, fp);
+        if (got == 0) break;
+        for (const char *c = chunk, *stop = chunk + got; (c = memchr(c, '\n', (size_t)(stop - c))); c++) count++;
+        at += (long long)got;
+    }
+    if (!ok || ferror(fp)) {
+        set_error(err, errlen, "%s: %s", path, chunk ? "read error" : "out of memory");
+        count = -1;
+    }
+    free(chunk);
+    fclose(fp);
+    return count;
+}
+
+int dataset_digest(const char *path, char sha256[65], long *lines, char *err, size_t errlen) {
+    FILE *fp = fopen(path, "rb");
+    if (!fp) return fail(err, errlen, ERR_INPUT, "%s: %s", path, strerror(errno));
+    char *chunk = malloc(READ_CHUNK_BYTES);
+    Sha256 hash;
+    sha256_init(&hash);
+    long count = 0;
+    int last = '\n';
+    size_t got;
+    while (chunk && (got = fread(chunk, 1, READ_CHUNK_BYTES, fp)) > 0) {
+        sha256_update(&hash, chunk, got);
+        for (const char *c = chunk, *stop = chunk + got; (c = memchr(c, '\n', (size_t)(stop - c))); c++) count++;
+        last = (unsigned char)chunk[got - 1];
+    }
+    int rc = !chunk ? fail(err, errlen, ERR_RUNTIME, "%s: out of memory", path)
+             : ferror(fp) ? fail(err, errlen, ERR_RUNTIME, "%s: read error", path) : EXIT_OK;
+    if (rc == EXIT_OK) {
+        sha256_final_hex(&hash, sha256);
+        *lines = count + (last != '\n');   /* a last line without '\n' counts */
+    }
+    free(chunk);
+    fclose(fp);
+    return rc;
+}
 
 int dataset_read(const char *path, TextDataset *out, char *err, size_t errlen) {
     return read_path(path, NULL, 0, WHOLE, out, err, errlen);

@@ -51,15 +51,27 @@ int dataset_read(const char *path, TextDataset *out, char *err, size_t errlen);
 int dataset_read_texts(const char *path, TextDataset *out, char *err, size_t errlen);
 /* An MPI rank's contiguous share of a file: of parts processes, part keeps
  * the examples whose line starts in bytes [size*part/parts,
- * size*(part+1)/parts) of the file. Each process still reads and checks
- * the whole file once (the same errors on every rank; sha256, lines,
- * first and total of the whole), but holds only its share. With parts > 1
- * the path must be a regular file. texts = 1 reads as dataset_read_texts. */
+ * size*(part+1)/parts) of the file, which must be a regular file when
+ * parts > 1. Without seek each process reads and checks the whole file
+ * (sha256, lines, first and total are of the whole). With seek, once the
+ * format is known from the file's first content line (its header), a TSV
+ * or a text file is read from the share's first line to its last only,
+ * numbered from lines_before (the newlines before the share: the sum of
+ * dataset_share_newlines over the parts before); then sha256 is "", lines
+ * 0, and first and total are for the caller to fill in (from every part's
+ * n), as is the "no examples" check. A CSV (quoted fields may hold newlines)
+ * is still read whole. texts = 1 reads as dataset_read_texts. */
 typedef struct {
     int part, parts;
+    long lines_before;
+    int seek;
 } DatasetShard;
 int dataset_read_shard(const char *path, const DatasetColumns *columns, int texts, DatasetShard shard,
                        TextDataset *out, char *err, size_t errlen);
+/* Newlines in the share's bytes (for lines_before); -1 with a message. */
+long dataset_share_newlines(const char *path, DatasetShard shard, char *err, size_t errlen);
+/* The SHA-256 and line count of a whole file, streamed (what a read of it records). Status as base/errors.h. */
+int dataset_digest(const char *path, char sha256[65], long *lines, char *err, size_t errlen);
 /* Same, from a buffer (for tests and fuzzing); path is used in messages. */
 int dataset_parse(const char *path, const char *buf, size_t len, TextDataset *out, char *err, size_t errlen);
 /* Same, with the columns chosen: when a choice differs from label/text the
