@@ -72,16 +72,54 @@ int metrics_csv_write(const char *path, const EpochRecord *h, int n, int has_val
     return rc;
 }
 
+/* Reads the row "epoch,train_loss,train_acc[,train_ppl][,val_loss,val_acc,
+ * (val_macro_f1|val_ppl)],lr,seconds,tokens_per_s" of either layout; the
+ * perplexities are exp of the losses, so nothing is lost by skipping them. */
+static int parse_row(const char *line, EpochRecord *r, int has_val, int mlm) {
+    double v[10];
+    int want = 6 + (has_val ? 3 : 0) + (mlm ? 1 : 0), got = 0;
+    const char *p = line;
+    while (got < want) {
+        char *end;
+        v[got] = strtod(p, &end);
+        if (end == p) return 0;
+        got++;
+        if (got < want && *end != ',') return 0;
+        p = end + 1;
+    }
+    int k = 0;
+    r->epoch = (int)v[k++];
+    r->train_loss = v[k++];
+    r->train_acc = v[k++];
+    if (mlm) k++;   /* train_ppl */
+    if (has_val) {
+        r->val_loss = v[k++];
+        r->val_acc = v[k++];
+        if (mlm) k++;   /* val_ppl; a pretraining run has no F1 */
+        else r->val_f1 = v[k++];
+    }
+    r->lr = v[k++];
+    r->seconds = v[k++];
+    r->tokens_per_s = v[k++];
+    return r->epoch >= 1;
+}
+
 int metrics_csv_read(const char *path, EpochRecord **history, int *has_val, char *err, size_t errlen) {
     size_t len;
     char *text = (char *)read_file(path, &len, err, errlen);
     if (!text) return -1;
-    *has_val = strncmp(text, CSV_HEADER_VAL, strlen(CSV_HEADER_VAL)) == 0;
-    if (!*has_val && strncmp(text, CSV_HEADER, strlen(CSV_HEADER)) != 0) {
+    /* the four layouts: classifier or pretraining (SPEC 4b), with or without a validation set */
+    const char *headers[4] = {CSV_HEADER, CSV_HEADER_VAL, CSV_HEADER_MLM, CSV_HEADER_MLM_VAL};
+    int layout = -1;
+    for (int i = 0; i < 4 && layout < 0; i++)
+        if (strncmp(text, headers[i], strlen(headers[i])) == 0) layout = i;
+    if (layout < 0) {
         snprintf(err, errlen, "%s:1: not a metrics.csv header", path);
         free(text);
         return -1;
     }
+    int mlm = layout >= 2;
+    *has_val = layout % 2 == 1;
     int n = 0, cap = 16;
     EpochRecord *h = malloc(sizeof *h * cap);
     char *line = strchr(text, '\n');
@@ -96,12 +134,7 @@ int metrics_csv_read(const char *path, EpochRecord **history, int *has_val, char
         }
         EpochRecord *r = &h[n];
         memset(r, 0, sizeof *r);
-        int fields = has_val && *has_val
-            ? sscanf(line, "%d,%lf,%lf,%lf,%lf,%lf,%lf,%lf,%lf", &r->epoch, &r->train_loss, &r->train_acc,
-                     &r->val_loss, &r->val_acc, &r->val_f1, &r->lr, &r->seconds, &r->tokens_per_s)
-            : sscanf(line, "%d,%lf,%lf,%lf,%lf,%lf", &r->epoch, &r->train_loss, &r->train_acc, &r->lr, &r->seconds,
-                     &r->tokens_per_s);
-        if (fields != (*has_val ? 9 : 6)) {
+        if (!parse_row(line, r, *has_val, mlm)) {
             snprintf(err, errlen, "%s:%d: malformed metrics row", path, line_no);
             free(h);
             free(text);

@@ -17,7 +17,9 @@ int metrics_csv_write(const char *path, const EpochRecord *history, int n, int h
 int metrics_csv_write_mlm(const char *path, const EpochRecord *history, int n, int has_val, char *err,
                           size_t errlen);
 char *metrics_csv_format_mlm(const EpochRecord *history, int n, int has_val);
-/* Reads a metrics.csv back (for reproduce and diff). Returns the count or -1. */
+/* Reads a metrics.csv back (for reproduce and diff), a classifier's or a
+ * pretraining run's (whose perplexity columns it skips; val_f1 is 0).
+ * Returns the count or -1. */
 int metrics_csv_read(const char *path, EpochRecord **history, int *has_val, char *err, size_t errlen);
 /* The CSV text of the records (caller frees); NULL when out of memory. */
 char *metrics_csv_format(const EpochRecord *history, int n, int has_val);

@@ -61,5 +61,21 @@ out=$(printf 'the hotel was [MASK] great\nno mask here\n' | "$TRAIN" predict --m
 "$TRAIN" trace --model "$tmp/p1" "the [MASK] was [MASK]" > "$tmp/trace.txt" 2>&1
 [ "$(grep -c '^  \[MASK\] at position' "$tmp/trace.txt")" = 2 ] && pass "trace shows the guesses at each [MASK]" \
     || fail "trace on a pretrain run: $(tail -4 "$tmp/trace.txt")"
+# reproduce and diff read a pretrain run's metrics.csv (perplexity columns, no F1)
+"$TRAIN" reproduce "$tmp/p1" --out "$tmp/r1" --threads 1 --quiet > "$tmp/r1.log" 2>&1
+rc=$?
+[ $rc -eq 0 ] && grep -q '^identical: all 3 epochs match' "$tmp/r1.log" && pass "reproduce re-runs a pretrain run identically" \
+    || fail "reproduce of a pretrain run: exit $rc, $(tail -3 "$tmp/r1.log")"
+cp -r "$tmp/p1" "$tmp/p1x"
+awk -F, -v OFS=, 'NR == 3 { $2 = sprintf("%.6f", $2 + 0.001) } { print }' "$tmp/p1/metrics.csv" > "$tmp/p1x/metrics.csv"
+"$TRAIN" reproduce "$tmp/p1x" --out "$tmp/r2" --threads 1 --quiet > "$tmp/r2.log" 2>&1
+rc=$?
+[ $rc -eq 1 ] && grep -q '^DIFFERENT: 1 of 3 epochs differ' "$tmp/r2.log" && grep -q '^    2 |.*first difference' "$tmp/r2.log" \
+    && pass "reproduce finds a pretrain trace that differs, at its epoch" || fail "reproduce of a changed trace: exit $rc, $(tail -3 "$tmp/r2.log")"
+"$TRAIN" diff "$tmp/p1" "$tmp/p4" > "$tmp/d1.log" 2>&1
+rc=$?
+row=$(awk -F, 'NR == 4 { printf "%8.4f %8.4f", $2, $3 }' "$tmp/p1/metrics.csv")
+[ $rc -eq 0 ] && grep -q '^0 options differ' "$tmp/d1.log" && grep -q "^    3 | $row" "$tmp/d1.log" \
+    && pass "diff of two pretrain runs: options and masked-token traces" || fail "diff of pretrain runs: exit $rc, $(tail -3 "$tmp/d1.log")"
 echo "test_pretrain: $failures failed"
 [ $failures -eq 0 ]
