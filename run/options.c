@@ -13,13 +13,13 @@
 
 const OptionSpec OPTION_TABLE[] = {
     /* name, kind, field, default, min, max, choices, help, recorded */
-    {"epochs", OPT_INT, OFF(epochs), "20", 1, 1e6, NULL, "training epochs (the total when resuming)", 1},
+    {"epochs", OPT_INT, OFF(epochs), "30", 1, 1e6, NULL, "training epochs (the total when resuming)", 1},
     {"batch-size", OPT_INT, OFF(batch_size), "32", 1, 65536, NULL, "examples per step", 1},
     {"accum-steps", OPT_INT, OFF(accum_steps), "1", 1, 65536, NULL,
      "gradient accumulation: a step's examples go through in micro-batches of batch-size / (this x MPI ranks), "
      "their gradients summed before one sum over the ranks and one AdamW step (the same step, less memory)", 1},
     {"lr", OPT_DOUBLE, OFF(lr), "0.003", 0, 10, NULL, "peak learning rate (AdamW)", 1},
-    {"weight-decay", OPT_DOUBLE, OFF(weight_decay), "0.01", 0, 10, NULL,
+    {"weight-decay", OPT_DOUBLE, OFF(weight_decay), "0.1", 0, 10, NULL,
      "decoupled weight decay on matrices and embeddings", 1},
     {"warmup", OPT_DOUBLE, OFF(warmup), "0.1", 0, 1e9, NULL,
      "warmup: below 1 a fraction of all steps, else a step count; then cosine decay", 1},

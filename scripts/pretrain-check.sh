@@ -32,8 +32,8 @@ echo "langid: $(wc -l < "$out/train.tsv") training words ($(wc -l < "$out/labell
 
 threads=(--threads "${THREADS:-2}" --quiet)
 model=(--tokenizer char --max-len 24 --d-model 64 --heads 4 --layers 2 --d-ff 128 --norm pre --activation gelu)
-pre=(--epochs ${PRETRAIN_EPOCHS:-15} --lr 0.003)
-fine=(--epochs 20 --lr 0.003 --val-split 0 --test "$out/test.tsv")
+pre=(--epochs ${PRETRAIN_EPOCHS:-15} --lr 0.003 --weight-decay 0.01)
+fine=(--epochs 20 --lr 0.003 --weight-decay 0.01 --val-split 0 --test "$out/test.tsv")
 test_accuracy() { awk '/^test \(/ { t = 1 } t && $1 == "accuracy" { print $2; exit }' "$1/report.txt"; }
 table="$out/table.md"
 printf '| seed | pretrain held-out masked acc | from scratch (10%% labels) | pretrain + fine-tune | gain |\n' > "$table"
