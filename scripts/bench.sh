@@ -170,7 +170,7 @@ bench_extra() {
         for th in 0 1; do
             pt=()
             for i in $(seq "$reps"); do
-                pt+=("$(seconds ./train data/negation/train.tsv --epochs 8 --threads $th --quiet --out "$dir/busy-run")")
+                pt+=("$(seconds ./train data/negation/train.tsv --epochs 8 --threads $th --quiet --overwrite --out "$dir/busy-run")")
             done
             BUSY[$mode,$th]=$(median "${pt[@]}")
         done
