@@ -50,8 +50,9 @@ char *metrics_csv_format_mlm(const EpochRecord *h, int n, int has_val) {
     return text;
 }
 
-int metrics_csv_write_mlm(const char *path, const EpochRecord *h, int n, int has_val, char *err, size_t errlen) {
-    char *text = metrics_csv_format_mlm(h, n, has_val);
+/* Writes formatted text (NULL: the formatter ran out of memory) atomically to
+ * path and frees it: the one tail of both layouts' writers. */
+static int write_formatted(const char *path, char *text, char *err, size_t errlen) {
     if (!text) {
         snprintf(err, errlen, "%s: out of memory", path);
         return -1;
@@ -61,15 +62,12 @@ int metrics_csv_write_mlm(const char *path, const EpochRecord *h, int n, int has
     return rc;
 }
 
+int metrics_csv_write_mlm(const char *path, const EpochRecord *h, int n, int has_val, char *err, size_t errlen) {
+    return write_formatted(path, metrics_csv_format_mlm(h, n, has_val), err, errlen);
+}
+
 int metrics_csv_write(const char *path, const EpochRecord *h, int n, int has_val, char *err, size_t errlen) {
-    char *text = metrics_csv_format(h, n, has_val);
-    if (!text) {
-        snprintf(err, errlen, "%s: out of memory", path);
-        return -1;
-    }
-    int rc = atomic_write(path, text, strlen(text), err, errlen);
-    free(text);
-    return rc;
+    return write_formatted(path, metrics_csv_format(h, n, has_val), err, errlen);
 }
 
 /* Reads the row "epoch,train_loss,train_acc[,train_ppl][,val_loss,val_acc,

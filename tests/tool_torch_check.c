@@ -49,6 +49,22 @@ static const float weights[3] = {0.5f, 2.0f, 1.25f};
 
 static const float lr = 1e-2f, weight_decay = 0.1f;
 
+/* Appends one "grad.<name>" tensor per parameter tensor of m (views into
+ * grads, names written into names[]) after out[0..n_out); the new count. */
+static int add_grad_tensors(StTensorOut *out, int n_out, char (*names)[96], const Model *m, float *grads) {
+    for (int i = 0; i < m->n_tensors; i++) {
+        const ParamTensor *t = &m->tensors[i];
+        snprintf(names[i], sizeof names[i], "grad.%s", t->name);
+        StTensorOut *o = &out[n_out++];
+        o->name = names[i];
+        o->dtype = ST_F32;
+        o->ndim = t->ndim;
+        for (int d = 0; d < t->ndim; d++) o->shape[d] = t->shape[d];
+        o->data = grads + t->offset;
+    }
+    return n_out;
+}
+
 static int run_case(const Case *c, const char *outdir) {
     char err[512], dir[1024], path[1100];
     snprintf(dir, sizeof dir, "%s/%s", outdir, c->name);
@@ -136,16 +152,7 @@ static int run_case(const Case *c, const char *outdir) {
     out[n_out++] = (StTensorOut){"eval_logits", ST_F32, 2, {B, cfg.n_classes}, eval_logits};
     out[n_out++] = (StTensorOut){"loss", ST_F32, 1, {1}, &loss};
     out[n_out++] = (StTensorOut){"adamw_losses", ST_F32, 1, {STEPS}, adamw_losses};
-    for (int i = 0; i < m->n_tensors; i++) {
-        const ParamTensor *t = &m->tensors[i];
-        snprintf(names[i], sizeof names[i], "grad.%s", t->name);
-        StTensorOut *o = &out[n_out++];
-        o->name = names[i];
-        o->dtype = ST_F32;
-        o->ndim = t->ndim;
-        for (int d = 0; d < t->ndim; d++) o->shape[d] = t->shape[d];
-        o->data = grads + t->offset;
-    }
+    n_out = add_grad_tensors(out, n_out, names, m, grads);
     char lr_s[32], wd_s[32], clip_s[32], steps_s[16];
     snprintf(lr_s, sizeof lr_s, "%.9g", lr);
     snprintf(wd_s, sizeof wd_s, "%.9g", weight_decay);
@@ -237,16 +244,7 @@ static int run_mlm_case(const MlmCase *c, int index, const char *outdir) {
     out[n_out++] = (StTensorOut){"mlm_probs", ST_F32, 2, {M, cfg.vocab_size}, probs};
     out[n_out++] = (StTensorOut){"loss", ST_F32, 1, {1}, &loss};
     out[n_out++] = (StTensorOut){"adamw_losses", ST_F32, 1, {STEPS}, adamw_losses};
-    for (int i = 0; i < m->n_tensors; i++) {
-        const ParamTensor *t = &m->tensors[i];
-        snprintf(names[i], sizeof names[i], "grad.%s", t->name);
-        StTensorOut *o = &out[n_out++];
-        o->name = names[i];
-        o->dtype = ST_F32;
-        o->ndim = t->ndim;
-        for (int d = 0; d < t->ndim; d++) o->shape[d] = t->shape[d];
-        o->data = grads + t->offset;
-    }
+    n_out = add_grad_tensors(out, n_out, names, m, grads);
     char lr_s[32], wd_s[32], steps_s[16];
     snprintf(lr_s, sizeof lr_s, "%.9g", lr);
     snprintf(wd_s, sizeof wd_s, "%.9g", weight_decay);
