@@ -2,6 +2,7 @@
  * examples, refusing bad input with "path:line: problem"; splits a dataset
  * into stratified, seeded train/validation parts; finds leakage (SPEC 3). */
 #include "text/dataset.h"
+#include "text/records.h"
 
 #include "base/hash.h"
 #include "base/strmap.h"
@@ -18,22 +19,10 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#define MAX_LINE_BYTES ((size_t)1 << 20)     /* longest accepted line (and CSV record) */
 #define READ_CHUNK_BYTES ((size_t)1 << 16)
-#define CSV_MAX_FIELDS 4096
 #define SPLIT_RNG_SITE 0x53504C4954ull      /* "SPLIT": rng site of the val split */
 
 enum { FORMAT_UNKNOWN, FORMAT_TSV, FORMAT_CSV, FORMAT_TEXT };
-
-static int is_space(unsigned char c) {
-    return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r';
-}
-
-/* Narrows s[0..*len) to drop surrounding ASCII whitespace. */
-static void trim_span(const char **s, size_t *len) {
-    while (*len && is_space((unsigned char)**s)) { (*s)++; (*len)--; }
-    while (*len && is_space((unsigned char)(*s)[*len - 1])) (*len)--;
-}
 
 /* Offset of the first byte starting an invalid UTF-8 sequence, or len when
  * the span is valid. Refuses overlong forms, surrogates and code points
@@ -170,216 +159,6 @@ static int reader_next(LineReader *r, const char **line, size_t *len, int *got, 
                  : reader_next_mem(r, line, len, got, err, errlen);
 }
 
-/* ---- CSV records (RFC 4180), fed one physical line at a time ---- */
-
-typedef struct {
-    char *bytes;                     /* the fields' contents back to back */
-    size_t len, cap;
-    size_t *field_end;               /* end offset in bytes of each field */
-    int n_fields, fields_cap;
-    int active;                      /* a record has started and is not complete */
-    int in_quotes;                   /* inside a quoted field */
-    int after_quote;                 /* a quoted field closed; only blanks or ',' may follow */
-    int field_has_text;              /* the unquoted field so far has a non-blank byte */
-    int start_line, quote_line;
-} CsvRecord;
-
-static int csv_append(CsvRecord *rec, char c) {
-    if (rec->len == rec->cap) {
-        size_t cap = rec->cap ? rec->cap * 2 : 256;
-        char *grown = realloc(rec->bytes, cap);
-        if (!grown) return -1;
-        rec->bytes = grown;
-        rec->cap = cap;
-    }
-    rec->bytes[rec->len++] = c;
-    return 0;
-}
-
-static size_t csv_field_start(const CsvRecord *rec, int k) { return k ? rec->field_end[k - 1] : 0; }
-
-static int csv_end_field(CsvRecord *rec, const char *path, int line_no, char *err, size_t errlen) {
-    if (rec->n_fields >= CSV_MAX_FIELDS)
-        return fail(err, errlen, ERR_INPUT, "%s:%d: more than %d fields in a CSV record", path, line_no,
-                    CSV_MAX_FIELDS);
-    if (rec->n_fields == rec->fields_cap) {
-        int cap = rec->fields_cap ? rec->fields_cap * 2 : 8;
-        size_t *grown = realloc(rec->field_end, (size_t)cap * sizeof *grown);
-        if (!grown) return fail(err, errlen, ERR_RUNTIME, "%s:%d: out of memory", path, line_no);
-        rec->field_end = grown;
-        rec->fields_cap = cap;
-    }
-    rec->field_end[rec->n_fields++] = rec->len;
-    rec->after_quote = 0;
-    rec->field_has_text = 0;
-    return EXIT_OK;
-}
-
-/* Feeds one physical line. When it completes the record, rec->active drops
- * to 0; when a quoted field runs on, the next line continues it. */
-static int csv_feed(CsvRecord *rec, const char *s, size_t n, const char *path, int line_no, char *err,
-                    size_t errlen) {
-    if (!rec->active) {
-        rec->active = 1;
-        rec->len = 0;
-        rec->n_fields = 0;
-        rec->in_quotes = rec->after_quote = rec->field_has_text = 0;
-        rec->start_line = line_no;
-    } else if (csv_append(rec, '\n')) {      /* the line break inside a quoted field */
-        return fail(err, errlen, ERR_RUNTIME, "%s:%d: out of memory", path, line_no);
-    }
-    for (size_t i = 0; i < n; i++) {
-        char c = s[i];
-        int rc = 0;
-        if (rec->in_quotes) {
-            if (c != '"') rc = csv_append(rec, c);
-            else if (i + 1 < n && s[i + 1] == '"') { rc = csv_append(rec, '"'); i++; }   /* "" is a quote */
-            else { rec->in_quotes = 0; rec->after_quote = 1; }
-        } else if (c == ',') {
-            int frc = csv_end_field(rec, path, line_no, err, errlen);
-            if (frc) return frc;
-        } else if (rec->after_quote) {
-            if (c != ' ' && c != '\t')
-                return fail(err, errlen, ERR_INPUT, "%s:%d: text after a closing quote at byte column %zu",
-                            path, line_no, i + 1);
-        } else if (c == '"' && !rec->field_has_text) {
-            rec->len = csv_field_start(rec, rec->n_fields);   /* drop blanks before the quote */
-            rec->in_quotes = 1;
-            rec->quote_line = line_no;
-        } else {
-            rc = csv_append(rec, c);
-            if (c != ' ' && c != '\t') rec->field_has_text = 1;
-        }
-        if (rc) return fail(err, errlen, ERR_RUNTIME, "%s:%d: out of memory", path, line_no);
-        if (rec->len > MAX_LINE_BYTES)
-            return fail(err, errlen, ERR_INPUT, "%s:%d: CSV record is too long (more than %zu bytes)", path,
-                        rec->start_line, MAX_LINE_BYTES);
-    }
-    if (rec->in_quotes) return EXIT_OK;
-    rec->active = 0;
-    return csv_end_field(rec, path, line_no, err, errlen);
-}
-
-/* Field k of a complete record, trimmed of ASCII whitespace. */
-static void csv_field(const CsvRecord *rec, int k, const char **s, size_t *len) {
-    size_t start = csv_field_start(rec, k);
-    *s = rec->bytes ? rec->bytes + start : "";   /* a record of empty fields has no bytes yet */
-    *len = rec->field_end[k] - start;
-    trim_span(s, len);
-}
-
-static int span_equals_nocase(const char *s, size_t len, const char *word) {
-    size_t n = strlen(word);
-    if (len != n) return 0;
-    for (size_t i = 0; i < n; i++) {
-        char c = s[i];
-        if (c >= 'A' && c <= 'Z') c = (char)(c - 'A' + 'a');
-        if (c != word[i]) return 0;
-    }
-    return 1;
-}
-
-/* Column of name in a header record: its index, -1 when absent, -2 when twice. */
-static int csv_find_column(const CsvRecord *rec, const char *name) {
-    int found = -1;
-    for (int k = 0; k < rec->n_fields; k++) {
-        const char *s;
-        size_t len;
-        csv_field(rec, k, &s, &len);
-        if (span_equals_nocase(s, len, name)) {
-            if (found >= 0) return -2;
-            found = k;
-        }
-    }
-    return found;
-}
-
-/* A column choice is a 1-based number when it is all digits, else a header name. */
-static int column_is_number(const char *spec) {
-    if (!*spec) return 0;
-    for (const char *c = spec; *c; c++)
-        if (*c < '0' || *c > '9') return 0;
-    return 1;
-}
-
-/* The header's names, comma-separated, into buf (for messages). */
-static void header_names(const CsvRecord *rec, char *buf, size_t len) {
-    size_t used = 0;
-    buf[0] = '\0';
-    for (int k = 0; k < rec->n_fields && used + 1 < len; k++) {
-        const char *s;
-        size_t n;
-        csv_field(rec, k, &s, &n);
-        int w = snprintf(buf + used, len - used, "%s'%.*s'", k ? ", " : "", (int)(n > 40 ? 40 : n), s);
-        if (w < 0) break;
-        used += (size_t)w;
-    }
-    if (used >= len && len > 4) memcpy(buf + len - 4, "...", 4);
-}
-
-/* The index of the column a choice names in a header record, or an error
- * naming the header's columns (and the closest name, for a typo). */
-static int resolve_column(const CsvRecord *rec, const char *spec, const char *role, const char *path, int line_no,
-                          int *index, char *err, size_t errlen) {
-    char names[512];
-    header_names(rec, names, sizeof names);
-    if (column_is_number(spec)) {
-        long k = strtol(spec, NULL, 10);
-        if (k < 1 || k > rec->n_fields)
-            return fail(err, errlen, ERR_INPUT, "%s:%d: --%s-column %s: the header has %d column%s (%s)", path,
-                        line_no, role, spec, rec->n_fields, rec->n_fields == 1 ? "" : "s", names);
-        *index = (int)k - 1;
-        return EXIT_OK;
-    }
-    char lower[256];   /* names compare without case; the header's side is lowered by csv_find_column */
-    snprintf(lower, sizeof lower, "%s", spec);
-    for (char *c = lower; *c; c++)
-        if (*c >= 'A' && *c <= 'Z') *c = (char)(*c - 'A' + 'a');
-    int k = csv_find_column(rec, lower);
-    if (k == -2)
-        return fail(err, errlen, ERR_INPUT, "%s:%d: the header names the '%s' column twice; choose it by number "
-                    "with --%s-column N", path, line_no, spec, role);
-    if (k >= 0) {
-        *index = k;
-        return EXIT_OK;
-    }
-    const char *candidates[64];
-    char copies[64][64];
-    int n = rec->n_fields < 64 ? rec->n_fields : 64;
-    for (int i = 0; i < n; i++) {
-        const char *s;
-        size_t len;
-        csv_field(rec, i, &s, &len);
-        snprintf(copies[i], sizeof copies[i], "%.*s", (int)(len < 63 ? len : 63), s);
-        for (char *c = copies[i]; *c; c++)
-            if (*c >= 'A' && *c <= 'Z') *c = (char)(*c - 'A' + 'a');
-        candidates[i] = copies[i];
-    }
-    const char *close = suggest_closest(lower, candidates, (size_t)n);
-    if (close)
-        return fail(err, errlen, ERR_INPUT, "%s:%d: no '%s' column in the header (%s); did you mean "
-                    "--%s-column %s?", path, line_no, spec, names, role, close);
-    return fail(err, errlen, ERR_INPUT, "%s:%d: no '%s' column in the header (%s); choose the %s column with "
-                "--%s-column NAME or a 1-based number", path, line_no, spec, names, role, role);
-}
-
-/* Splits a TSV line at every tab into rec's fields (for a TSV with a header row). */
-static int tsv_split(CsvRecord *rec, const char *s, size_t n, const char *path, int line_no, char *err,
-                     size_t errlen) {
-    rec->active = 0;
-    rec->len = 0;
-    rec->n_fields = 0;
-    rec->start_line = line_no;
-    for (size_t i = 0; i < n; i++) {
-        if (s[i] == '\t') {
-            int rc = csv_end_field(rec, path, line_no, err, errlen);
-            if (rc) return rc;
-        } else if (csv_append(rec, s[i])) {
-            return fail(err, errlen, ERR_RUNTIME, "%s:%d: out of memory", path, line_no);
-        }
-    }
-    return csv_end_field(rec, path, line_no, err, errlen);
-}
 
 /* ---- The parser: physical lines to examples ---- */
 
@@ -407,8 +186,8 @@ typedef struct {
 
 static int add_example(Parser *p, const char *label, size_t label_len, const char *text, size_t text_len,
                        int line_no) {
-    trim_span(&label, &label_len);
-    trim_span(&text, &text_len);
+    csv_trim_span(&label, &label_len);
+    csv_trim_span(&text, &text_len);
     if (!label_len) return fail(p->err, p->errlen, ERR_INPUT, "%s:%d: empty label", p->path, line_no);
     if (!text_len) return fail(p->err, p->errlen, ERR_INPUT, "%s:%d: empty text", p->path, line_no);
     TextDataset *d = p->out;
@@ -454,9 +233,9 @@ static int tsv_line(Parser *p, const char *s, size_t n, int first_content) {
         /* A first line "label<TAB>text" is a header, not an example. */
         const char *l = label, *t = text;
         size_t ll = label_len, tl = text_len;
-        trim_span(&l, &ll);
-        trim_span(&t, &tl);
-        if (span_equals_nocase(l, ll, "label") && span_equals_nocase(t, tl, "text")) return EXIT_OK;
+        csv_trim_span(&l, &ll);
+        csv_trim_span(&t, &tl);
+        if (csv_span_equals_nocase(l, ll, "label") && csv_span_equals_nocase(t, tl, "text")) return EXIT_OK;
     }
     return add_example(p, label, label_len, text, text_len, line_no);
 }
@@ -465,8 +244,8 @@ static int tsv_line(Parser *p, const char *s, size_t n, int first_content) {
 static int csv_header(Parser *p) {
     int line_no = p->rec.start_line;
     int label_column, text_column;
-    int rc = resolve_column(&p->rec, p->label_choice, "label", p->path, line_no, &label_column, p->err, p->errlen);
-    if (!rc) rc = resolve_column(&p->rec, p->text_choice, "text", p->path, line_no, &text_column, p->err, p->errlen);
+    int rc = csv_resolve_column(&p->rec, p->label_choice, "label", p->path, line_no, &label_column, p->err, p->errlen);
+    if (!rc) rc = csv_resolve_column(&p->rec, p->text_choice, "text", p->path, line_no, &text_column, p->err, p->errlen);
     if (rc) return rc;
     if (label_column == text_column)
         return fail(p->err, p->errlen, ERR_INPUT, "%s:%d: --label-column and --text-column both choose column %d",
@@ -498,7 +277,7 @@ static int csv_line(Parser *p, const char *s, size_t n) {
 
 /* A line of a TSV with a header row. */
 static int table_line(Parser *p, const char *s, size_t n) {
-    int rc = tsv_split(&p->rec, s, n, p->path, p->reader.line_no, p->err, p->errlen);
+    int rc = csv_split_tsv(&p->rec, s, n, p->path, p->reader.line_no, p->err, p->errlen);
     if (rc) return rc;
     if (!p->n_columns) return csv_header(p);
     return record_example(p);
@@ -514,7 +293,7 @@ static int first_content_line(Parser *p, const char *s, size_t n) {
     char scratch[256];
     if (memchr(s, '\t', n)) {
         /* a TSV header row: chosen columns, or more than two columns with 'label' and 'text' among them */
-        int rc = tsv_split(&p->rec, s, n, p->path, p->reader.line_no, scratch, sizeof scratch);
+        int rc = csv_split_tsv(&p->rec, s, n, p->path, p->reader.line_no, scratch, sizeof scratch);
         if (!rc && (p->chosen_columns || (p->rec.n_fields > 2 && csv_find_column(&p->rec, "label") >= 0 &&
                                           csv_find_column(&p->rec, "text") >= 0))) {
             p->format = FORMAT_TSV;
@@ -539,13 +318,13 @@ static int first_content_line(Parser *p, const char *s, size_t n) {
 
 static int is_blank(const char *s, size_t n) {
     for (size_t i = 0; i < n; i++)
-        if (!is_space((unsigned char)s[i])) return 0;
+        if (!csv_is_space((unsigned char)s[i])) return 0;
     return 1;
 }
 
 static int is_comment(const char *s, size_t n) {
     size_t i = 0;
-    while (i < n && is_space((unsigned char)s[i])) i++;
+    while (i < n && csv_is_space((unsigned char)s[i])) i++;
     return i < n && s[i] == '#';
 }
 
@@ -570,7 +349,7 @@ static int parse_line(Parser *p, const char *s, size_t n) {
 
 static int path_ends_csv(const char *path) {
     size_t n = strlen(path);
-    return n >= 4 && span_equals_nocase(path + n - 4, 4, ".csv");
+    return n >= 4 && csv_span_equals_nocase(path + n - 4, 4, ".csv");
 }
 
 /* Seek: the reader jumps to the first line starting at or after the share's
@@ -651,8 +430,7 @@ static int parse_source(const char *path, LineReader *reader, const DatasetColum
         else sha256_hex(p.reader.mem, p.reader.mem_len, out->sha256);
         out->lines = p.reader.line_no;
     }
-    free(p.rec.bytes);
-    free(p.rec.field_end);
+    csv_record_free(&p.rec);
     free(p.reader.line);
     if (rc) dataset_free(out);
     return rc;
@@ -940,7 +718,7 @@ int dataset_split(const TextDataset *all, double frac, uint64_t seed, TextDatase
 static void trimmed(const char *s, const char **start, size_t *len) {
     *start = s;
     *len = strlen(s);
-    trim_span(start, len);
+    csv_trim_span(start, len);
 }
 
 uint64_t dataset_text_hash(const char *text) {
@@ -992,7 +770,7 @@ TextCheck dataset_check_text(const char *s, size_t len, size_t *start, size_t *t
     }
     const char *t = s;
     size_t n = len;
-    trim_span(&t, &n);
+    csv_trim_span(&t, &n);
     if (start) *start = (size_t)(t - s);
     if (trimmed_len) *trimmed_len = n;
     if (!n) {
