@@ -21,6 +21,7 @@
 #include "report/epoch_table.h"
 #include "report/metrics_csv.h"
 #include "run/corpus.h"
+#include "text/bpe_dropout.h"
 #include "run/evaluate.h"
 #include "run/final_report.h"
 #include "run/init.h"
@@ -54,6 +55,8 @@ typedef struct {
     double *accum;            /* (n_params) with --accum-steps > 1: the micro-batches' gradients summed */
     int mlm;                  /* 1: pretraining (SPEC 4b): masked tokens instead of labels */
     int *mlm_tokens, *mlm_targets;    /* (B, max_len): the batch masked, and what to predict */
+    BpeSplits splits;         /* --bpe-dropout (bpe, classifying): each symbol's parts; parts NULL when off */
+    int *split_work;          /* ((B + 1) x (max_len + 1)) bpe_dropout_batch's buffer */
     int paused;               /* 1: stopped by --stop-after, resumable */
     ProgressBar bar;
     ObservationContext observe;   /* what the table's observation needs besides the history */
@@ -126,6 +129,11 @@ static int allocate_buffers(Trainer *t) {
     if (keep_best) t->best_params = malloc(sizeof(float) * t->model->n_params);
     t->rank_shares = malloc(sizeof(double) * t->dist->size);
     if (t->micro_rows < B && !(t->accum = malloc(sizeof(double) * t->model->n_params))) return -1;
+    if (!t->mlm && t->o->bpe_dropout > 0.0 && t->corpus.vocab.bpe) {
+        if (bpe_splits_build(&t->splits, t->corpus.vocab.bpe) != 0) return -1;
+        t->split_work = malloc(sizeof(int) * (size_t)(B + 1) * (size_t)(t->corpus.max_len + 1));
+        if (!t->split_work) return -1;
+    }
     if (t->mlm) {
         t->mlm_tokens = malloc(sizeof(int) * (size_t)B * t->corpus.max_len);
         t->mlm_targets = malloc(sizeof(int) * (size_t)B * t->corpus.max_len);
@@ -174,6 +182,8 @@ static void trainer_free(Trainer *t) {
     free(t->progress.history);
     free(t->order);
     free(t->tokens);
+    bpe_splits_free(&t->splits);
+    free(t->split_work);
     free(t->labels);
     free(t->indices);
     free(t->rows);
@@ -378,6 +388,10 @@ static int micro_gradients(Trainer *t, int epoch, int s, const int *indices, con
     int T = encoded_batch(&t->corpus.enc_train, indices, n, t->tokens, t->labels);
     if (T <= 0) return -1;
     long global_step = (long)(epoch - 1) * t->steps_per_epoch + s;
+    if (t->splits.parts) {
+        BpeDropoutKey key = {t->o->bpe_dropout, (uint64_t)t->o->seed, (uint64_t)global_step, rows};
+        T = bpe_dropout_batch(t->tokens, n, T, t->corpus.max_len, &t->splits, key, t->split_work);
+    }
     /* dropout keyed by each example's place in the global batch: the masks of one process */
     ForwardOptions opt = {.training = 1, .seed = (uint64_t)t->o->seed, .step = (uint64_t)global_step,
                           .rows = rows, .class_weights = t->class_weights};

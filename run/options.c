@@ -40,6 +40,9 @@ const OptionSpec OPTION_TABLE[] = {
      "bpe: subwords learned from the training texts; word: words; char: characters", 1},
     {"vocab-size", OPT_INT, OFF(vocab_size), "2000", 6, 1 << 24, NULL,
      "vocabulary size, the 5 specials included (bpe: symbols to learn; word, char: a cap)", 1},
+    {"bpe-dropout", OPT_DOUBLE, OFF(bpe_dropout), "0.1", 0, 0.999, NULL,
+     "bpe: while training, split each merged subword of a batch back into its two parts with this probability "
+     "(subword regularisation; 0: off)", 1},
     {"min-freq", OPT_INT, OFF(min_freq), "1", 1, 1 << 30, NULL, "drop tokens seen fewer times in training", 1},
     {"val", OPT_STRING, OFF(val_path), "", 0, 0, NULL, "validation file (default: split from the training data)", 1},
     {"val-split", OPT_DOUBLE, OFF(val_split), "0.1", 0, 0.9, NULL,
@@ -304,6 +307,8 @@ int options_from_json(Options *o, const JsonValue *object, char *err, size_t err
         snprintf(err, errlen, "options are not a JSON object");
         return -1;
     }
+    /* a run recorded before --bpe-dropout existed trained without it */
+    o->bpe_dropout = 0.0;
     for (int i = 0; i < object->count; i++) {
         const OptionSpec *s = options_find(object->keys[i]);
         const JsonValue *v = &object->items[i];

@@ -18,6 +18,7 @@ typedef struct {
     const char *label, *html_path;  /* trace --backward's label, trace --html's file */
     double val_split;
     int vocab_size, min_freq;
+    double bpe_dropout;          /* bpe: probability of splitting a merged symbol of a training batch */
     /* model */
     int d_model, heads, layers, d_ff;
     int max_len;                 /* 0: auto, resolved from the training data */

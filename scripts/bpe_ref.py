@@ -12,8 +12,13 @@ merge. Use it on small corpora only.
           merges M       then M lines "left right"
           ids L          then L lines, the ids of each line, space-separated
 
-  The module's functions: learn(texts, vocab_size, min_freq) -> (vocab, merges)
-  and encode(vocab, merges, text) -> ids.
+  bpe_ref.py FILE VOCAB_SIZE MIN_FREQ P SEED MAX_LEN
+      also BPE-dropout (--bpe-dropout, text/bpe_dropout.h) on the lines as
+      [CLS] ids [SEP] rows of at most MAX_LEN, in batches of 7 lines (batch j
+      at step j, row i at place 2i + 1), printed after "dropout L".
+
+  The module's functions: learn(texts, vocab_size, min_freq) -> (vocab, merges),
+  encode(vocab, merges, text) -> ids, dropout_tables and dropout_row below.
 """
 import sys
 
@@ -137,6 +142,64 @@ def encode(vocab, merges, text):
     return ids
 
 
+MASK64 = (1 << 64) - 1
+DROPOUT_SITE = 900003
+
+
+def mix64(z):
+    """SplitMix64: add the golden-ratio increment, then its finaliser."""
+    z = (z + 0x9E3779B97F4A7C15) & MASK64
+    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & MASK64
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & MASK64
+    return z ^ (z >> 31)
+
+
+def uniform(seed, step, site, index):
+    """The keyed generator: mix the seed, then fold in the step, the site
+    (times 0xD1B54A32D192ED03) and the index, mixing after each; the top 24
+    of the 64 bits over 2^24."""
+    h = mix64(seed & MASK64)
+    h = mix64(h ^ step)
+    h = mix64(h ^ ((site * 0xD1B54A32D192ED03) & MASK64))
+    h = mix64(h ^ index)
+    return (h >> 40) / 16777216.0
+
+
+def dropout_tables(vocab, merges):
+    """What dropout_row needs: ids by symbol, and each merged symbol's parts
+    (the two symbols of the first merge whose concatenation it is)."""
+    parts = {}
+    for left, right in merges:
+        parts.setdefault(left + right, (left, right))
+    return {sym: i for i, sym in enumerate(vocab)}, parts
+
+
+def dropout_row(vocab, tables, row, p, seed, step, place, max_len):
+    """One row of ids ([CLS] ... [SEP], no padding) after BPE-dropout: each
+    merged symbol is split, with probability p, into the two symbols of the
+    first merge that made it, and those in turn, left before right; the
+    token at position k draws its d-th time at index place*2^40 + k*2^20 + d;
+    a split is kept only if its pieces fit in max_len with one place left for
+    every later token. tables: dropout_tables(vocab, merges)."""
+    index, parts = tables
+    out = []
+    for k, tok in enumerate(row):
+        draws = [0]
+
+        def pieces(sym):
+            if sym in parts and index[sym] >= len(SPECIALS):
+                d = draws[0]
+                draws[0] += 1
+                if uniform(seed, step, DROPOUT_SITE, (place << 40) + (k << 20) + d) < p:
+                    return pieces(parts[sym][0]) + pieces(parts[sym][1])
+            return [sym]
+
+        split = pieces(vocab[tok])
+        room = max_len - len(out) - (len(row) - k - 1)
+        out.extend([index[sym] for sym in split] if len(split) <= room else [tok])
+    return out
+
+
 def read_examples(path):
     with open(path, "rb") as f:
         data = f.read().decode("utf-8")
@@ -147,8 +210,8 @@ def read_examples(path):
 
 
 def main(argv):
-    if len(argv) != 4:
-        sys.stderr.write("usage: bpe_ref.py FILE VOCAB_SIZE MIN_FREQ\n")
+    if len(argv) not in (4, 7):
+        sys.stderr.write("usage: bpe_ref.py FILE VOCAB_SIZE MIN_FREQ [P SEED MAX_LEN]\n")
         return 2
     texts = read_examples(argv[1])
     vocab, merges = learn(texts, int(argv[2]), int(argv[3]))
@@ -157,6 +220,14 @@ def main(argv):
     out += ["%s %s" % pair for pair in merges]
     out.append("ids %d" % len(texts))
     out += [" ".join(str(i) for i in encode(vocab, merges, t)) for t in texts]
+    if len(argv) == 7 and int(argv[6]) >= 3:
+        p, seed, max_len = float(argv[4]), int(argv[5]), int(argv[6])
+        out.append("dropout %d" % len(texts))
+        tables = dropout_tables(vocab, merges)
+        for i, t in enumerate(texts):
+            row = [2] + encode(vocab, merges, t)[:max_len - 2] + [3]
+            split = dropout_row(vocab, tables, row, p, seed, i // 7, 2 * (i % 7) + 1, max_len)
+            out.append(" ".join(str(x) for x in split))
     sys.stdout.buffer.write(("\n".join(out) + "\n").encode("utf-8"))
     return 0
 

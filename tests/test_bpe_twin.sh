@@ -6,7 +6,9 @@
 # which makes merges whose result is already a symbol) and (b) real English
 # text (four licenses from /usr/share/common-licenses), for vocab sizes 300
 # and 2000 and min_freq 1 and 3. Passes only when the vocabularies, the
-# merges and the ids of every line are identical.
+# merges and the ids of every line are identical, and so are the rows of
+# BPE-dropout (--bpe-dropout, text/bpe_dropout.h) at p 0.3 with max_len 24
+# (short enough that some splits do not fit).
 #
 # Builds nothing: the tool is $BPE_TOOL (default build/tests/tool_bpe).
 # Prints "skipped" and passes when python3 is missing.
@@ -62,13 +64,13 @@ for corpus in "$tmp/synthetic.txt" "$real"; do
     for vocab in 300 2000; do
         for min_freq in 1 3; do
             name="$(basename "$corpus" .txt) vocab_size=$vocab min_freq=$min_freq"
-            if ! "$tool" "$corpus" "$vocab" "$min_freq" > "$tmp/c.out"; then
+            if ! "$tool" "$corpus" "$vocab" "$min_freq" 0.3 11 24 > "$tmp/c.out"; then
                 echo "FAIL $name: tool_bpe failed"; failed=1; continue
             fi
-            if ! "$python" scripts/bpe_ref.py "$corpus" "$vocab" "$min_freq" > "$tmp/py.out"; then
+            if ! "$python" scripts/bpe_ref.py "$corpus" "$vocab" "$min_freq" 0.3 11 24 > "$tmp/py.out"; then
                 echo "FAIL $name: bpe_ref.py failed"; failed=1; continue
             fi
-            counts=$(grep -E '^(vocab|merges|ids) [0-9]+$' "$tmp/c.out" | tr '\n' ' ')
+            counts=$(grep -E '^(vocab|merges|ids|dropout) [0-9]+$' "$tmp/c.out" | tr '\n' ' ')
             if cmp -s "$tmp/c.out" "$tmp/py.out"; then
                 echo "REPORT bpe twin $name: identical ($counts)"
             else
@@ -79,5 +81,5 @@ for corpus in "$tmp/synthetic.txt" "$real"; do
         done
     done
 done
-[ "$failed" -eq 0 ] && echo "test_bpe_twin: C and Python agree on every vocab, merge and id"
+[ "$failed" -eq 0 ] && echo "test_bpe_twin: C and Python agree on every vocab, merge, id and dropout row"
 exit "$failed"

@@ -2,7 +2,7 @@
  * merges and the ids of every line, in the format of scripts/bpe_ref.py
  * (tests/test_bpe_twin.sh compares the two).
  *
- *   tool_bpe FILE VOCAB_SIZE MIN_FREQ
+ *   tool_bpe FILE VOCAB_SIZE MIN_FREQ [P SEED MAX_LEN]
  *
  * FILE holds one example a line; a line with a TAB holds its text after the
  * first TAB. Output:
@@ -10,8 +10,14 @@
  *   merges M     then M lines "left right"
  *   ids L        then L lines, the ids of each line, space-separated
  * Every line is also encoded with a Bpe rebuilt by bpe_from_lists; the tool
- * fails when the two disagree. */
+ * fails when the two disagree. With P, SEED and MAX_LEN, then:
+ *   dropout L    then L lines: each line's [CLS] ids [SEP] (cut to MAX_LEN)
+ *                after bpe_dropout_batch (text/bpe_dropout.h), the lines
+ *                taken in batches of DROP_BATCH, batch j at step j, row i of
+ *                a batch at place 2i + 1 of the global batch. */
 #include "text/bpe.h"
+#include "text/bpe_dropout.h"
+#include "base/tokens.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -113,9 +119,53 @@ static int print_ids(const Bpe *b, const Bpe *copy, char **lines, int n_lines) {
     return 0;
 }
 
+enum { DROP_BATCH = 7 };
+
+/* The dropout section: see the top of the file. */
+static int print_dropout(const Bpe *b, char **lines, int n_lines, double p, unsigned long long seed, int max_len) {
+    BpeSplits s = {0};
+    int *tokens = malloc(sizeof(int) * DROP_BATCH * (size_t)max_len);
+    int *work = malloc(sizeof(int) * (DROP_BATCH + 1) * (size_t)(max_len + 1));
+    int places[DROP_BATCH], rc = -1;
+    if (!tokens || !work || bpe_splits_build(&s, b) != 0) goto out;
+    for (int i = 0; i < DROP_BATCH; i++) places[i] = 2 * i + 1;
+    printf("dropout %d\n", n_lines);
+    for (int first = 0; first < n_lines; first += DROP_BATCH) {
+        int rows = n_lines - first < DROP_BATCH ? n_lines - first : DROP_BATCH, T = 0;
+        int len[DROP_BATCH];
+        for (int r = 0; r < rows; r++) {   /* [CLS] ids [SEP], into a scratch row of max_len */
+            int n, *ids = encode_all(b, lines[first + r], &n);
+            if (!ids) goto out;
+            int keep = n < max_len - 2 ? n : max_len - 2;
+            int *row = work + (size_t)r * max_len;
+            row[0] = TOKEN_CLS;
+            memcpy(row + 1, ids, sizeof(int) * (size_t)keep);
+            row[keep + 1] = TOKEN_SEP;
+            len[r] = keep + 2;
+            if (len[r] > T) T = len[r];
+            free(ids);
+        }
+        for (int r = 0; r < rows; r++)
+            for (int k = 0; k < T; k++) tokens[r * T + k] = k < len[r] ? work[(size_t)r * max_len + k] : TOKEN_PAD;
+        BpeDropoutKey key = {p, seed, (unsigned long long)(first / DROP_BATCH), places};
+        T = bpe_dropout_batch(tokens, rows, T, max_len, &s, key, work);
+        for (int r = 0; r < rows; r++) {
+            for (int k = 0; k < T && tokens[r * T + k] != TOKEN_PAD; k++) printf(k ? " %d" : "%d", tokens[r * T + k]);
+            putchar('\n');
+        }
+    }
+    rc = 0;
+out:
+    if (rc) fprintf(stderr, "tool_bpe: out of memory in the dropout section\n");
+    bpe_splits_free(&s);
+    free(tokens);
+    free(work);
+    return rc;
+}
+
 int main(int argc, char **argv) {
-    if (argc != 4) {
-        fprintf(stderr, "usage: tool_bpe FILE VOCAB_SIZE MIN_FREQ\n");
+    if (argc != 4 && argc != 7) {
+        fprintf(stderr, "usage: tool_bpe FILE VOCAB_SIZE MIN_FREQ [P SEED MAX_LEN]\n");
         return 2;
     }
     char *data = read_file(argv[1]);
@@ -148,6 +198,8 @@ int main(int argc, char **argv) {
         printf("%s %s\n", l, r);
     }
     rc = print_ids(b, copy, lines, n_lines) ? 1 : 0;
+    if (rc == 0 && argc == 7 && atoi(argv[6]) >= 3)
+        rc = print_dropout(b, lines, n_lines, atof(argv[4]), strtoull(argv[5], NULL, 10), atoi(argv[6])) ? 1 : 0;
 done:
     bpe_free(copy);
     bpe_free(b);
