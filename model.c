@@ -457,10 +457,14 @@ static const float *layer_forward(Model *m, int l, const float *x, int B, int T,
     DropoutKey att_drop = drop_key(m, layer_site(l, DROP_ATTENTION));
     attention_forward(la->att_heads, la->att_stats, la->qkv, a->tokens, B, T, d, c->n_heads, att_drop, a->att_work,
                       a->att_threads);
-    linear_forward(a->att_proj, la->att_heads, P + lp->out_proj_w, P + lp->out_proj_b, N, d, d);
-    if (dropout)
+    if (dropout) {
+        linear_forward(a->att_proj, la->att_heads, P + lp->out_proj_w, P + lp->out_proj_b, N, d, d);
         dropout_apply(a->att_proj, a->att_proj, B, T, d, drop_key(m, layer_site(l, DROP_ATTN_OUT)));
-    add_arrays(la->resid1, x, a->att_proj, Nd);
+        add_arrays(la->resid1, x, a->att_proj, Nd);
+    } else {   /* no dropout between: the residual sum made as the product finishes */
+        linear_forward_fused(a->att_proj, la->att_heads, P + lp->out_proj_w, P + lp->out_proj_b, N, d, d, NULL, x,
+                             la->resid1);
+    }
 
     const float *ffn_in;
     if (pre) {
@@ -470,17 +474,25 @@ static const float *layer_forward(Model *m, int l, const float *x, int B, int T,
         layernorm_forward(la->ln1_out, la->ln1_mean, la->ln1_rstd, la->resid1, P + lp->norm1_w, P + lp->norm1_b, N, d);
         ffn_in = la->ln1_out;
     }
-    linear_forward(la->ff_pre, ffn_in, P + lp->linear1_w, P + lp->linear1_b, N, d, f);
-    if (c->activation == ACT_GELU) gelu_forward(la->ff_hidden, la->ff_pre, Nf);
-    else relu_forward(la->ff_hidden, la->ff_pre, Nf);
+    if (c->activation == ACT_GELU) {
+        linear_forward(la->ff_pre, ffn_in, P + lp->linear1_w, P + lp->linear1_b, N, d, f);
+        gelu_forward(la->ff_hidden, la->ff_pre, Nf);
+    } else {   /* relu made as the product finishes */
+        linear_forward_fused(la->ff_pre, ffn_in, P + lp->linear1_w, P + lp->linear1_b, N, d, f, la->ff_hidden, NULL,
+                             NULL);
+    }
     if (dropout)
         dropout_apply(la->ff_hidden, la->ff_hidden, B, T, f, drop_key(m, layer_site(l, DROP_FFN_ACT)));
-    linear_forward(la->ff_out, la->ff_hidden, P + lp->linear2_w, P + lp->linear2_b, N, f, d);
-    if (dropout)
-        dropout_apply(la->ff_out, la->ff_out, B, T, d, drop_key(m, layer_site(l, DROP_FFN_OUT)));
     /* the second residual adds to r1 (pre-norm) or to LN1's output (post-norm) */
     const float *residual = pre ? la->resid1 : ffn_in;
-    add_arrays(la->resid2, residual, la->ff_out, Nd);
+    if (dropout) {
+        linear_forward(la->ff_out, la->ff_hidden, P + lp->linear2_w, P + lp->linear2_b, N, f, d);
+        dropout_apply(la->ff_out, la->ff_out, B, T, d, drop_key(m, layer_site(l, DROP_FFN_OUT)));
+        add_arrays(la->resid2, residual, la->ff_out, Nd);
+    } else {
+        linear_forward_fused(la->ff_out, la->ff_hidden, P + lp->linear2_w, P + lp->linear2_b, N, f, d, NULL,
+                             residual, la->resid2);
+    }
     if (pre) return la->resid2;
     layernorm_forward(la->ln2_out, la->ln2_mean, la->ln2_rstd, la->resid2, P + lp->norm2_w, P + lp->norm2_b, N, d);
     return la->ln2_out;

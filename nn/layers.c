@@ -20,6 +20,13 @@ void linear_forward(float *out, const float *inp, const float *weight, const flo
     matmul(out, OC, x, w_t, bias, bias ? MM_BIAS : MM_ZERO, N, OC, C);
 }
 
+void linear_forward_fused(float *out, const float *inp, const float *weight, const float *bias, int N, int C,
+                          int OC, float *relu, const float *add, float *sum) {
+    MatView x = {inp, C, 1}, w_t = {weight, 1, C};
+    MatEpilogue ep = {relu, sum ? add : NULL, sum};
+    matmul_epilogue(out, OC, x, w_t, bias, bias ? MM_BIAS : MM_ZERO, N, OC, C, relu || sum ? &ep : NULL);
+}
+
 /* dbias[o] += sum over n of dout[n][o], n in increasing order. Threads own
  * column ranges; rows are walked in order so the loads stay contiguous. */
 static void column_sums_add(float *dbias, const float *dout, int N, int OC) {
@@ -353,7 +360,7 @@ static void att_product(float *c, long ldc, MatView a, const float *b, long M, i
                 const float *panel = b + (long)j0 * K + k0 * MM_NR;
                 float *tile = c + i0 * ldc + j0;
                 if (rows == MM_MR && cols == MM_NR)
-                    mm_kernel(kc, a_ptr, a.row_stride, a.col_stride, panel, tile, ldc, NULL, load_c);
+                    mm_kernel(kc, a_ptr, a.row_stride, a.col_stride, panel, tile, ldc, NULL, load_c, NULL);
                 else
                     mm_edge_tile(tile, ldc, rows, cols, NULL, load_c, a, i0, k0, kc, panel);
             }

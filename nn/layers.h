@@ -13,6 +13,11 @@
 /* out is (N,OC), inp is (N,C), weight is (OC,C) (PyTorch Linear layout), bias is (OC) or NULL */
 void linear_forward(float *out, const float *inp, const float *weight, const float *bias,
                     int N, int C, int OC);
+/* linear_forward, and while each output row is in registers: relu (N,OC) =
+ * relu_forward of out when relu is not NULL, sum (N,OC) = add + out when sum
+ * is not NULL. The same numbers as the separate passes, without them. */
+void linear_forward_fused(float *out, const float *inp, const float *weight, const float *bias, int N, int C,
+                          int OC, float *relu, const float *add, float *sum);
 /* dinp (N,C) += dout @ weight; dweight (OC,C) += dout^T @ inp; dbias (OC) += column sums.
  * dinp may be NULL when the input needs no gradient. */
 void linear_backward(float *dinp, float *dweight, float *dbias, const float *dout,

@@ -64,6 +64,41 @@ static inline float mat_at(MatView m, long row, long col) {
 /* How an output starts before the products are added. */
 typedef enum { MM_ZERO, MM_BIAS, MM_ACCUMULATE } MatInit;
 
+/* What else is made of each finished output v = C[i][j] while its tile is
+ * still in registers, saving a pass over C: relu[i][j] = max(v, 0)
+ * (relu_forward's rule), and sum[i][j] = add[i][j] + v (an elementwise add,
+ * so the result is that of the separate pass). Each pointer is NULL or has
+ * C's row stride. */
+typedef struct {
+    float *relu;
+    const float *add;
+    float *sum;
+} MatEpilogue;
+
+/* The epilogue of the output block at row `row`, column `col` (stride ldc). */
+static inline MatEpilogue mm_epilogue_at(const MatEpilogue *ep, long row, long col, long ldc) {
+    MatEpilogue at = {NULL, NULL, NULL};
+    if (!ep) return at;
+    long off = row * ldc + col;
+    if (ep->relu) at.relu = ep->relu + off;
+    if (ep->sum) {
+        at.add = ep->add + off;
+        at.sum = ep->sum + off;
+    }
+    return at;
+}
+
+/* Applies the epilogue to rows x cols of C (stride ldc) at one block. */
+static inline void mm_epilogue_apply(const MatEpilogue *at, const float *c, long ldc, int rows, int cols) {
+    for (int i = 0; i < rows; i++) {
+        const float *v = c + i * ldc;
+        if (at->relu)
+            for (int j = 0; j < cols; j++) at->relu[i * ldc + j] = v[j] > 0.0f ? v[j] : 0.0f;
+        if (at->sum)
+            for (int j = 0; j < cols; j++) at->sum[i * ldc + j] = at->add[i * ldc + j] + v[j];
+    }
+}
+
 /* The register-tiled kernel, for one full MR x NR tile of C (row stride ldc):
  *   c[i][j] = start + sum over k < kc of a(i,k) * b_panel[k][j],
  * where a(i,k) = a[i * a_rs + k * a_ks] is read in place (no packing needed
@@ -72,7 +107,7 @@ typedef enum { MM_ZERO, MM_BIAS, MM_ACCUMULATE } MatInit;
  * registers; each one is a single multiply-add chain over k. */
 static inline void mm_kernel(int kc, const float *restrict a, long a_rs, long a_ks,
                              const float *restrict b_panel, float *restrict c, long ldc,
-                             const float *restrict bias, int load_c) {
+                             const float *restrict bias, int load_c, const MatEpilogue *ep) {
     float acc[MM_MR][MM_NR];
     for (int i = 0; i < MM_MR; i++)
         for (int j = 0; j < MM_NR; j++)
@@ -87,6 +122,12 @@ static inline void mm_kernel(int kc, const float *restrict a, long a_rs, long a_
     }
     for (int i = 0; i < MM_MR; i++)
         for (int j = 0; j < MM_NR; j++) c[i * ldc + j] = acc[i][j];
+    if (ep && ep->relu)
+        for (int i = 0; i < MM_MR; i++)
+            for (int j = 0; j < MM_NR; j++) ep->relu[i * ldc + j] = acc[i][j] > 0.0f ? acc[i][j] : 0.0f;
+    if (ep && ep->sum)
+        for (int i = 0; i < MM_MR; i++)
+            for (int j = 0; j < MM_NR; j++) ep->sum[i * ldc + j] = ep->add[i * ldc + j] + acc[i][j];
 }
 
 /* Packs rows [row0, row0+rows) x k in [k0, k0+kc) of A as panel[k][MR],
@@ -153,14 +194,14 @@ static void mm_edge_tile(float *c, long ldc, int rows, int cols, const float *bi
     for (int i = 0; i < MM_MR; i++)
         for (int j = 0; j < MM_NR; j++)
             tile[i * MM_NR + j] = i >= rows || j >= cols ? 0.0f : load_c ? c[i * ldc + j] : bias ? bias[j] : 0.0f;
-    mm_kernel(kc, a_panel, 1, MM_MR, b_panel, tile, MM_NR, NULL, 1);
+    mm_kernel(kc, a_panel, 1, MM_MR, b_panel, tile, MM_NR, NULL, 1, NULL);
     for (int i = 0; i < rows; i++)
         for (int j = 0; j < cols; j++) c[i * ldc + j] = tile[i * MM_NR + j];
 }
 
 /* One task: output rows [m0, m0+mc) x columns [n0, n0+nc), all of k. */
 static void mm_task(float *c, long ldc, MatView a, MatView b, const float *bias, MatInit init,
-                    long m0, int mc, long n0, int nc, long K) {
+                    long m0, int mc, long n0, int nc, long K, const MatEpilogue *ep) {
     /* A is read in place when one of its strides is 1, otherwise packed per
      * panel. B is always packed: read in place, its rows (a power-of-two
      * stride apart, often) fight over the same L1 sets and the product
@@ -189,16 +230,24 @@ static void mm_task(float *c, long ldc, MatView a, MatView b, const float *bias,
                 float *c_tile = c + row * ldc + n0 + j0;
                 const float *b_panel = b_block + (long)j0 * kc;
                 const float *tile_bias = init == MM_BIAS ? bias + n0 + j0 : NULL;
-                if (rows == MM_MR && cols == MM_NR)
-                    mm_kernel(kc, a_ptr, a_rs, a_ks, b_panel, c_tile, ldc, tile_bias, load_c);
-                else
+                int last = ep && k0 + kc == K;   /* the outputs are finished in this k block */
+                MatEpilogue at = mm_epilogue_at(last ? ep : NULL, row, n0 + j0, ldc);
+                if (rows == MM_MR && cols == MM_NR) {
+                    mm_kernel(kc, a_ptr, a_rs, a_ks, b_panel, c_tile, ldc, tile_bias, load_c, last ? &at : NULL);
+                } else {
                     mm_edge_tile(c_tile, ldc, rows, cols, tile_bias, load_c, a, row, k0, kc, b_panel);
+                    if (last) mm_epilogue_apply(&at, c_tile, ldc, rows, cols);
+                }
             }
         }
     }
     if (K == 0 && init != MM_ACCUMULATE) {
         for (int i = 0; i < mc; i++)
             for (int j = 0; j < nc; j++) c[(m0 + i) * ldc + n0 + j] = init == MM_BIAS ? bias[n0 + j] : 0.0f;
+    }
+    if (K == 0 && ep) {
+        MatEpilogue at = mm_epilogue_at(ep, m0, n0, ldc);
+        mm_epilogue_apply(&at, c + m0 * ldc + n0, ldc, mc, nc);
     }
 }
 
@@ -209,7 +258,7 @@ static inline void matmul_serial(float *c, long ldc, MatView a, MatView b, const
         int cols = (int)(N - n0 < MM_NC ? N - n0 : MM_NC);
         for (long m0 = 0; m0 < M; m0 += 256) {
             int rows = (int)(M - m0 < 256 ? M - m0 : 256);
-            mm_task(c, ldc, a, b, bias, init, m0, rows, n0, cols, K);
+            mm_task(c, ldc, a, b, bias, init, m0, rows, n0, cols, K, NULL);
         }
     }
 }
@@ -224,10 +273,11 @@ static long gcd_long(long a, long b) {
 }
 
 /* C (M x N, row stride ldc) = start + A (M x K) * B (K x N), where start is
- * 0, bias[j] (per column) or C's own values, by init. Threads split the
- * output into row and column blocks; each block's k loop stays whole. */
-static void matmul(float *c, long ldc, MatView a, MatView b, const float *bias, MatInit init,
-                   long M, long N, long K) {
+ * 0, bias[j] (per column) or C's own values, by init; then the epilogue ep
+ * (NULL: none). Threads split the output into row and column blocks; each
+ * block's k loop stays whole. */
+static void matmul_epilogue(float *c, long ldc, MatView a, MatView b, const float *bias, MatInit init,
+                            long M, long N, long K, const MatEpilogue *ep) {
     if (M <= 0 || N <= 0) return;
     int threads = 1;
 #ifdef _OPENMP
@@ -252,8 +302,13 @@ static void matmul(float *c, long ldc, MatView a, MatView b, const float *bias, 
         long m0 = (t / col_blocks) * mc, n0 = (t % col_blocks) * nc;
         int rows = (int)(M - m0 < mc ? M - m0 : mc);
         int cols = (int)(N - n0 < nc ? N - n0 : nc);
-        mm_task(c, ldc, a, b, bias, init, m0, rows, n0, cols, K);
+        mm_task(c, ldc, a, b, bias, init, m0, rows, n0, cols, K, ep);
     }
+}
+
+static void matmul(float *c, long ldc, MatView a, MatView b, const float *bias, MatInit init,
+                   long M, long N, long K) {
+    matmul_epilogue(c, ldc, a, b, bias, init, M, N, K, NULL);
 }
 
 #endif

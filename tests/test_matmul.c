@@ -2,8 +2,9 @@
  * plain triple loop, bit for bit, on random shapes (including ones that are
  * not multiples of the tiles and K = 0), all four operand layouts and the
  * three ways of starting an output (zero, bias, accumulate), serial and
- * threaded at 1 and 2 threads. The reference does the same multiply-add
- * chain over k in increasing order, so equality must be exact. */
+ * threaded at 1 and 2 threads, and with the epilogue (ReLU and a sum made
+ * as tiles finish) against the separate passes. The reference does the same
+ * multiply-add chain over k in increasing order, so equality must be exact. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -60,15 +61,28 @@ int main(void) {
         for (long i = 0; i < M * N; i++) expected[i] = random_value(&state);
         float *start = malloc(sizeof(float) * (size_t)(M * N));
         memcpy(start, expected, sizeof(float) * (size_t)(M * N));
+        float *addend = malloc(sizeof(float) * (size_t)(M * N)), *relu = malloc(sizeof(float) * (size_t)(M * N));
+        float *sum = malloc(sizeof(float) * (size_t)(M * N));
+        for (long i = 0; i < M * N; i++) addend[i] = random_value(&state);
         MatView a, b;
         make_views(layout, a_data, b_data, M, N, K, &a, &b);
         reference(expected, a, b, bias, init, M, N, K);
         const float *bias_arg = init == MM_BIAS ? bias : NULL;
         /* serial, then threaded at 1 and 2 threads: all must equal the reference */
-        for (int variant = 0; variant < 3; variant++) {
+        for (int variant = 0; variant < 4; variant++) {
             memcpy(got, start, sizeof(float) * (size_t)(M * N));
             if (variant == 0) {
                 matmul_serial(got, N, a, b, bias_arg, init, M, N, K);
+            } else if (variant == 3) {   /* 2 threads, with the epilogue */
+                MatEpilogue ep = {relu, addend, sum};
+                matmul_epilogue(got, N, a, b, bias_arg, init, M, N, K, &ep);
+                int fused_same = 1;
+                for (long i = 0; i < M * N; i++) {
+                    float r = expected[i] > 0.0f ? expected[i] : 0.0f, s_ = addend[i] + expected[i];
+                    fused_same &= memcmp(&relu[i], &r, sizeof r) == 0 && memcmp(&sum[i], &s_, sizeof s_) == 0;
+                }
+                CHECK(fused_same, "trial %d: M %ld N %ld K %ld: the epilogue's relu or sum differs from the passes",
+                      trial, M, N, K);
             } else {
 #ifdef _OPENMP
                 omp_set_num_threads(variant);
@@ -86,8 +100,12 @@ int main(void) {
         free(expected);
         free(got);
         free(start);
+        free(addend);
+        free(relu);
+        free(sum);
     }
-    printf("REPORT matmul: %d random products x (serial, 1 thread, 2 threads) bit-identical to a plain loop: %s\n",
+    printf("REPORT matmul: %d random products x (serial, 1 thread, 2 threads, epilogue) bit-identical to a plain "
+           "loop: %s\n",
            trials, mismatched_trials ? "NO" : "yes");
     return check_summary("test_matmul");
 }
