@@ -1,6 +1,7 @@
 /* model.c: the transformer classifier: parameters in one allocation, forward
- * and backward passes through the layers of layers.c, gradient clipping and
- * AdamW (SPEC section 4). */
+ * and backward passes through the layers of layers.c (SPEC section 4).
+ * Gradient clipping and AdamW are in model/optimizer.c, the option names of
+ * the config's enums in model/names.c. */
 #include "model.h"
 
 #include <math.h>
@@ -12,15 +13,12 @@
 #include "base/rng.h"
 #include "nn/layers.h"
 #include "nn/threads.h"
+#include "model/param_blocks.h"
 
 /* Keys of the counter-based generator: one site per random draw location. */
 enum { SITE_EMBED_DROPOUT = 1, SITE_LAYER_BASE = 100, SITES_PER_LAYER = 10, SITE_INIT_BASE = 1000000 };
 enum { DROP_ATTENTION = 0, DROP_ATTN_OUT = 1, DROP_FFN_ACT = 2, DROP_FFN_OUT = 3 };
 
-#define ADAM_BETA1 0.9
-#define ADAM_BETA2 0.999
-#define ADAM_EPS 1e-8f
-#define CLIP_EPS 1e-6
 /* Sizes beyond these are refused before any arithmetic could overflow. */
 #define MAX_DIM (1 << 20)
 
@@ -784,15 +782,6 @@ void model_backward_walk(Model *m, GradTap tap, void *ctx) {
     m->acts->tap_ctx = NULL;
 }
 
-/* Whole-parameter passes are cut into this many contiguous blocks, a fixed
- * number, so that any sum over them has an order independent of threads. */
-#define PARAM_BLOCKS 64
-
-static void param_block(size_t n, int block, size_t *begin, size_t *end) {
-    *begin = n * block / PARAM_BLOCKS;
-    *end = n * (block + 1) / PARAM_BLOCKS;
-}
-
 void model_zero_grad(Model *m) {
     #pragma omp parallel for schedule(static)
     for (int blk = 0; blk < PARAM_BLOCKS; blk++) {
@@ -824,99 +813,3 @@ const float *model_encoder_output(const Model *m) {
     return m->cfg.norm == NORM_PRE ? m->acts->final_out : layer_input(m, m->cfg.n_layers);
 }
 const float *model_pooled(const Model *m) { return m->acts->pooled; }
-
-/* ------------------------------------------------------------- optimizer */
-
-/* Sum of squares of x[begin, end) in double over 8 interleaved lanes
- * (element i in lane (i - begin) % 8), combined in a fixed order. */
-static double sum_squares(const float *x, size_t begin, size_t end) {
-    double part[8] = {0};
-    size_t i = begin;
-    for (; i + 8 <= end; i += 8)
-        for (int l = 0; l < 8; l++) part[l] += (double)x[i + l] * x[i + l];
-    for (int l = 0; i < end; i++, l++) part[l] += (double)x[i] * x[i];
-    return ((part[0] + part[1]) + (part[2] + part[3])) + ((part[4] + part[5]) + (part[6] + part[7]));
-}
-
-double model_grad_norm(const Model *m) {
-    /* blocks in parallel, then their sums in block order */
-    double block_sums[PARAM_BLOCKS];
-    #pragma omp parallel for schedule(static)
-    for (int blk = 0; blk < PARAM_BLOCKS; blk++) {
-        size_t begin, end;
-        param_block(m->n_params, blk, &begin, &end);
-        block_sums[blk] = sum_squares(m->grads, begin, end);
-    }
-    double total = 0.0;
-    for (int blk = 0; blk < PARAM_BLOCKS; blk++) total += block_sums[blk];
-    return sqrt(total);
-}
-
-double model_clip_grads(Model *m, double max_norm) {
-    double norm = model_grad_norm(m);
-    if (max_norm > 0.0 && norm > max_norm) {
-        float coef = (float)(max_norm / (norm + CLIP_EPS));
-        float *g = m->grads;
-        #pragma omp parallel for schedule(static)
-        for (size_t i = 0; i < m->n_params; i++) g[i] *= coef;
-    }
-    return norm;
-}
-
-void model_adamw_step(Model *m, float lr, float weight_decay) {
-    m->adam_step++;
-    double bias1 = 1.0 - pow(ADAM_BETA1, (double)m->adam_step);
-    double bias2 = 1.0 - pow(ADAM_BETA2, (double)m->adam_step);
-    float step_size = (float)(lr / bias1);
-    float bias2_sqrt = (float)sqrt(bias2);
-    float b1 = (float)ADAM_BETA1, b2 = (float)ADAM_BETA2;
-    float one_minus_b1 = (float)(1.0 - ADAM_BETA1), one_minus_b2 = (float)(1.0 - ADAM_BETA2);
-    /* one parallel region; tensors follow each other without a barrier */
-    #pragma omp parallel
-    for (int k = 0; k < m->n_tensors; k++) {
-        const ParamTensor *t = &m->tensors[k];
-        float decay = t->decay ? (float)(1.0 - (double)lr * weight_decay) : 1.0f;
-        float *p = m->params + t->offset, *g = m->grads + t->offset;
-        float *mo = m->adam_m + t->offset, *v = m->adam_v + t->offset;
-        long n = (long)t->size;
-        /* PyTorch order: decay the weight, update the moments, then the step */
-        #pragma omp for schedule(static) nowait
-        for (long i = 0; i < n; i++) {
-            p[i] *= decay;
-            mo[i] = mo[i] * b1 + g[i] * one_minus_b1;
-            v[i] = v[i] * b2 + one_minus_b2 * g[i] * g[i];
-            float denom = sqrtf(v[i]) / bias2_sqrt + ADAM_EPS;
-            p[i] -= step_size * (mo[i] / denom);
-        }
-    }
-}
-
-/* ------------------------------------------------------------ enum names */
-
-static const char *const ACTIVATION_NAMES[] = {"relu", "gelu"};
-static const char *const NORM_NAMES[] = {"post", "pre"};
-static const char *const POOL_NAMES[] = {"mean", "cls"};
-static const char *const PE_NAMES[] = {"sinusoidal", "learned", "none"};
-
-static int parse_name(const char *s, const char *const *names, int count) {
-    for (int i = 0; s && i < count; i++)
-        if (strcmp(s, names[i]) == 0) return i;
-    return -1;
-}
-
-const char *activation_name(Activation v) { return ACTIVATION_NAMES[v]; }
-const char *norm_name(NormPlacement v) { return NORM_NAMES[v]; }
-const char *pool_name(Pooling v) { return POOL_NAMES[v]; }
-const char *pe_name(PosEncoding v) { return PE_NAMES[v]; }
-
-#define DEFINE_PARSE(fn, type, names) \
-    int fn(const char *s, type *out) { \
-        int i = parse_name(s, names, (int)(sizeof names / sizeof *names)); \
-        if (i < 0) return -1; \
-        *out = (type)i; \
-        return 0; \
-    }
-DEFINE_PARSE(activation_parse, Activation, ACTIVATION_NAMES)
-DEFINE_PARSE(norm_parse, NormPlacement, NORM_NAMES)
-DEFINE_PARSE(pool_parse, Pooling, POOL_NAMES)
-DEFINE_PARSE(pe_parse, PosEncoding, PE_NAMES)

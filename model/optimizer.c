@@ -1,0 +1,77 @@
+/* optimizer.c: the global gradient norm, clipping to it, and the AdamW
+ * step over the parameters of a Model (SPEC section 4, item 7). */
+#include "model.h"
+
+#include <math.h>
+#include <stddef.h>
+
+#include "model/param_blocks.h"
+
+#define ADAM_BETA1 0.9
+#define ADAM_BETA2 0.999
+#define ADAM_EPS 1e-8f
+#define CLIP_EPS 1e-6
+
+/* Sum of squares of x[begin, end) in double over 8 interleaved lanes
+ * (element i in lane (i - begin) % 8), combined in a fixed order. */
+static double sum_squares(const float *x, size_t begin, size_t end) {
+    double part[8] = {0};
+    size_t i = begin;
+    for (; i + 8 <= end; i += 8)
+        for (int l = 0; l < 8; l++) part[l] += (double)x[i + l] * x[i + l];
+    for (int l = 0; i < end; i++, l++) part[l] += (double)x[i] * x[i];
+    return ((part[0] + part[1]) + (part[2] + part[3])) + ((part[4] + part[5]) + (part[6] + part[7]));
+}
+
+double model_grad_norm(const Model *m) {
+    /* blocks in parallel, then their sums in block order */
+    double block_sums[PARAM_BLOCKS];
+    #pragma omp parallel for schedule(static)
+    for (int blk = 0; blk < PARAM_BLOCKS; blk++) {
+        size_t begin, end;
+        param_block(m->n_params, blk, &begin, &end);
+        block_sums[blk] = sum_squares(m->grads, begin, end);
+    }
+    double total = 0.0;
+    for (int blk = 0; blk < PARAM_BLOCKS; blk++) total += block_sums[blk];
+    return sqrt(total);
+}
+
+double model_clip_grads(Model *m, double max_norm) {
+    double norm = model_grad_norm(m);
+    if (max_norm > 0.0 && norm > max_norm) {
+        float coef = (float)(max_norm / (norm + CLIP_EPS));
+        float *g = m->grads;
+        #pragma omp parallel for schedule(static)
+        for (size_t i = 0; i < m->n_params; i++) g[i] *= coef;
+    }
+    return norm;
+}
+
+void model_adamw_step(Model *m, float lr, float weight_decay) {
+    m->adam_step++;
+    double bias1 = 1.0 - pow(ADAM_BETA1, (double)m->adam_step);
+    double bias2 = 1.0 - pow(ADAM_BETA2, (double)m->adam_step);
+    float step_size = (float)(lr / bias1);
+    float bias2_sqrt = (float)sqrt(bias2);
+    float b1 = (float)ADAM_BETA1, b2 = (float)ADAM_BETA2;
+    float one_minus_b1 = (float)(1.0 - ADAM_BETA1), one_minus_b2 = (float)(1.0 - ADAM_BETA2);
+    /* one parallel region; tensors follow each other without a barrier */
+    #pragma omp parallel
+    for (int k = 0; k < m->n_tensors; k++) {
+        const ParamTensor *t = &m->tensors[k];
+        float decay = t->decay ? (float)(1.0 - (double)lr * weight_decay) : 1.0f;
+        float *p = m->params + t->offset, *g = m->grads + t->offset;
+        float *mo = m->adam_m + t->offset, *v = m->adam_v + t->offset;
+        long n = (long)t->size;
+        /* PyTorch order: decay the weight, update the moments, then the step */
+        #pragma omp for schedule(static) nowait
+        for (long i = 0; i < n; i++) {
+            p[i] *= decay;
+            mo[i] = mo[i] * b1 + g[i] * one_minus_b1;
+            v[i] = v[i] * b2 + one_minus_b2 * g[i] * g[i];
+            float denom = sqrtf(v[i]) / bias2_sqrt + ADAM_EPS;
+            p[i] -= step_size * (mo[i] / denom);
+        }
+    }
+}
