@@ -122,12 +122,7 @@ static inline void mm_kernel(int kc, const float *restrict a, long a_rs, long a_
     }
     for (int i = 0; i < MM_MR; i++)
         for (int j = 0; j < MM_NR; j++) c[i * ldc + j] = acc[i][j];
-    if (ep && ep->relu)
-        for (int i = 0; i < MM_MR; i++)
-            for (int j = 0; j < MM_NR; j++) ep->relu[i * ldc + j] = acc[i][j] > 0.0f ? acc[i][j] : 0.0f;
-    if (ep && ep->sum)
-        for (int i = 0; i < MM_MR; i++)
-            for (int j = 0; j < MM_NR; j++) ep->sum[i * ldc + j] = ep->add[i * ldc + j] + acc[i][j];
+    if (ep) mm_epilogue_apply(ep, c, ldc, MM_MR, MM_NR);   /* the tile just stored, still in L1 */
 }
 
 /* Packs rows [row0, row0+rows) x k in [k0, k0+kc) of A as panel[k][MR],

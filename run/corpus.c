@@ -289,10 +289,11 @@ static void warn_setup(const DistContext *dist, const Corpus *c, const Options *
         fprintf(log, "warning: --patience has no effect without a validation set (give --val FILE or --val-split F)\n");
     if (o->val_path && *o->val_path && options_given(o, "val-split"))
         fprintf(log, "warning: --val-split has no effect with --val (the validation set is that file)\n");
-    if (options_given(o, "bpe-dropout") && o->bpe_dropout > 0.0 && !c->vocab.bpe)
+    int bpe_dropout_given = options_given(o, "bpe-dropout") && o->bpe_dropout > 0.0;
+    if (bpe_dropout_given && !c->vocab.bpe)
         fprintf(log, "warning: --bpe-dropout has no effect with --tokenizer %s (it splits bpe subwords; give "
                 "--tokenizer bpe)\n", o->tokenizer);
-    if (options_given(o, "bpe-dropout") && o->bpe_dropout > 0.0 && options_pretrain(o))
+    if (bpe_dropout_given && options_pretrain(o))
         fprintf(log, "warning: --bpe-dropout has no effect when pretraining (it acts on classification batches)\n");
 }
 
