@@ -153,6 +153,11 @@ double model_grad_norm(const Model *model);
 double model_clip_grads(Model *model, double max_norm);
 /* One AdamW step (beta 0.9/0.999, eps 1e-8, PyTorch order), decay on tensors with decay=1. */
 void model_adamw_step(Model *model, float lr, float weight_decay);
+/* Stochastic weight averaging (--swa), PyTorch's AveragedModel rule: with
+ * n_averaged weight sets already in average (n_params floats), the model's
+ * weights join it: a copy when n_averaged is 0, else
+ * average += (params - average) / (n_averaged + 1), in float. */
+void model_average_update(const Model *model, float *average, long n_averaged);
 
 /* Read-only views of the last forward's activations, for teaching (trace).
  * Shapes use the last forward's B and T. */
@@ -177,14 +182,19 @@ int model_load_weights(Model *model, const char *path, char *err, size_t errlen)
 int model_read_weights(const Model *model, const char *path, float *params, char *err, size_t errlen);
 
 /* Training state in its own safetensors file: the current weights, Adam
- * moments and step (the checkpoint may hold the best weights instead), plus
- * the caller's metadata. Loading checks it belongs to this config. */
-int model_save_state(const Model *model, const char *path, const char *const *extra_keys,
+ * moments and step (the checkpoint may hold the best weights instead), the
+ * running weight average of --swa when average is not NULL (tensors
+ * "average.*"), plus the caller's metadata. Loading checks it belongs to
+ * this config. */
+int model_save_state(const Model *model, const float *average, const char *path, const char *const *extra_keys,
                      const char *const *extra_values, int n_extra, char *err, size_t errlen);
 int model_load_state(Model *model, const char *path, char *err, size_t errlen);
 /* The same from an opened state file (path for messages), so a caller
- * reading its own metadata parses the file once. */
-int model_load_state_from(Model *model, const StFile *file, const char *path, char *err, size_t errlen);
+ * reading its own metadata parses the file once. average: NULL when the
+ * state holds no average, else n_params floats that receive it (the file
+ * must then hold one). */
+int model_load_state_from(Model *model, float *average, const StFile *file, const char *path, char *err,
+                          size_t errlen);
 
 /* Names of enum values as they appear on the command line and in metadata. */
 const char *activation_name(Activation a);

@@ -148,7 +148,7 @@ int model_save(const Model *m, const float *params, const char *path, const char
     return write_tensors(m, path, prefixes, sources, 1, &md, err, errlen);
 }
 
-int model_save_state(const Model *m, const char *path, const char *const *extra_keys,
+int model_save_state(const Model *m, const float *average, const char *path, const char *const *extra_keys,
                      const char *const *extra_values, int n_extra, char *err, size_t errlen) {
     char step[32];
     snprintf(step, sizeof step, "%ld", m->adam_step);
@@ -165,9 +165,9 @@ int model_save_state(const Model *m, const char *path, const char *const *extra_
     }
     Metadata md;
     if (config_metadata(&md, &m->cfg, keys, vals, n_extra + 1, err, errlen) != 0) return -1;
-    const char *prefixes[] = {"param.", "adam_m.", "adam_v."};
-    float *sources[] = {m->params, m->adam_m, m->adam_v};
-    return write_tensors(m, path, prefixes, sources, 3, &md, err, errlen);
+    const char *prefixes[] = {"param.", "adam_m.", "adam_v.", "average."};
+    float *sources[] = {m->params, m->adam_m, m->adam_v, (float *)average};
+    return write_tensors(m, path, prefixes, sources, average ? 4 : 3, &md, err, errlen);
 }
 
 /* ------------------------------------------------------------- loading */
@@ -353,13 +353,14 @@ int model_load_weights(Model *m, const char *path, char *err, size_t errlen) {
     return model_read_weights(m, path, m->params, err, errlen);
 }
 
-int model_load_state_from(Model *m, const StFile *f, const char *path, char *err, size_t errlen) {
+int model_load_state_from(Model *m, float *average, const StFile *f, const char *path, char *err,
+                          size_t errlen) {
     int step = 0;
     int rc = meta_int(f, path, "adam_step", 0, INT_MAX, &step, err, errlen);
     if (rc == 0) {
-        const char *prefixes[] = {"param.", "adam_m.", "adam_v."};
-        float *targets[] = {m->params, m->adam_m, m->adam_v};
-        rc = read_tensors(m, f, path, prefixes, targets, 3, err, errlen);
+        const char *prefixes[] = {"param.", "adam_m.", "adam_v.", "average."};
+        float *targets[] = {m->params, m->adam_m, m->adam_v, average};
+        rc = read_tensors(m, f, path, prefixes, targets, average ? 4 : 3, err, errlen);
     }
     if (rc == 0) m->adam_step = step;
     return rc;
@@ -368,7 +369,7 @@ int model_load_state_from(Model *m, const StFile *f, const char *path, char *err
 int model_load_state(Model *m, const char *path, char *err, size_t errlen) {
     StFile f;
     if (st_load(path, &f, err, errlen) != 0) return -1;
-    int rc = model_load_state_from(m, &f, path, err, errlen);
+    int rc = model_load_state_from(m, NULL, &f, path, err, errlen);
     st_free(&f);
     return rc;
 }

@@ -4,6 +4,7 @@
 
 #include <math.h>
 #include <stddef.h>
+#include <string.h>
 
 #include "model/param_blocks.h"
 
@@ -74,4 +75,16 @@ void model_adamw_step(Model *m, float lr, float weight_decay) {
             p[i] -= step_size * (mo[i] / denom);
         }
     }
+}
+
+void model_average_update(const Model *m, float *average, long n_averaged) {
+    const float *p = m->params;
+    long n = (long)m->n_params;
+    if (n_averaged == 0) {
+        memcpy(average, p, sizeof(float) * (size_t)n);
+        return;
+    }
+    float count = (float)(n_averaged + 1);
+    #pragma omp parallel for schedule(static)
+    for (long i = 0; i < n; i++) average[i] = average[i] + (p[i] - average[i]) / count;
 }

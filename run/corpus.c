@@ -7,6 +7,7 @@
 
 #include "base/strmap.h"
 #include "run/saved_model.h"
+#include "run/schedule.h"
 
 #define LEAK_EXAMPLES 3
 #define AUTO_COVERAGE 0.99   /* --max-len auto holds this share of the training sequences */
@@ -295,6 +296,15 @@ static void warn_setup(const DistContext *dist, const Corpus *c, const Options *
                 "--tokenizer bpe)\n", o->tokenizer);
     if (bpe_dropout_given && options_pretrain(o))
         fprintf(log, "warning: --bpe-dropout has no effect when pretraining (it acts on classification batches)\n");
+    int swa_given = options_given(o, "swa") && o->swa > 0.0;
+    if (swa_given && options_pretrain(o))
+        fprintf(log, "warning: --swa has no effect when pretraining (it averages a classifier's weights)\n");
+    else if (swa_given && !c->has_val)
+        fprintf(log, "warning: --swa has no effect without a validation set (the average replaces the weights only "
+                "when its validation loss is lower; give --val FILE or --val-split F)\n");
+    else if (swa_given && schedule_swa_start(o->swa, o->epochs) == 0)
+        fprintf(log, "warning: --swa %g of %d epochs averages fewer than 2 of them, so it has no effect (raise --swa "
+                "or --epochs)\n", o->swa, o->epochs);
 }
 
 /* The sum of each rank's value over the ranks before this one, and over all. */

@@ -20,6 +20,21 @@ static int copy_picture(const char *from, const char *to, char *err, size_t errl
     return rc;
 }
 
+/* Which weights the run ends with; returns the epoch they stand at. */
+static int weights_line(FILE *out, const char *what, const char *dir, const FinalReportOptions *opt, int n_history,
+                        const char *restored) {
+    int shown = opt->restored_best ? opt->best_epoch : n_history;
+    if (opt->note && *opt->note) fprintf(out, "\n%s", opt->note);
+    if (opt->averaged_from > 0) {
+        fprintf(out, "\n%s %s: the mean of the weights at the ends of epochs %d-%d (--swa: a lower validation loss "
+                "than epoch %d's weights)\n", what, dir, opt->averaged_from, opt->averaged_to, shown);
+        return opt->averaged_to;
+    }
+    fprintf(out, "\n%s %s: weights of epoch %d (%s)\n", what, dir, shown,
+            opt->restored_best ? restored : "last epoch");
+    return shown;
+}
+
 int final_report(Model *m, const DistContext *dist, const Corpus *c, const char *dir, const EpochRecord *history,
                  int n_history, const FinalReportOptions *opt, double *val_acc, double *test_acc, char *err,
                  size_t errlen) {
@@ -29,8 +44,7 @@ int final_report(Model *m, const DistContext *dist, const Corpus *c, const char 
     FILE *out = open_memstream(&text, &text_len);
     if (!out) return fail(err, errlen, ERR_RUNTIME, "out of memory");
     if (n_history > 0) curves_text_chart(out, history, n_history, c->has_val);
-    fprintf(out, "\nrun %s: weights of epoch %d (%s)\n", dir, opt->restored_best ? opt->best_epoch : n_history,
-            opt->restored_best ? "best validation loss, restored" : "last epoch");
+    weights_line(out, "run", dir, opt, n_history, "best validation loss, restored");
     /* confusion.png: validation (or, without it, the test set or the training
      * data); confusion_test.png: the test set, whenever there is one */
     char png[4096], test_png[4096];
@@ -72,9 +86,7 @@ int final_report_mlm(const Corpus *c, const char *dir, const EpochRecord *histor
     FILE *out = open_memstream(&text, &text_len);
     if (!out) return fail(err, errlen, ERR_RUNTIME, "out of memory");
     if (n_history > 0) curves_text_chart(out, history, n_history, c->has_val);
-    int shown = opt->restored_best ? opt->best_epoch : n_history;
-    fprintf(out, "\npretrain run %s: weights of epoch %d (%s)\n", dir, shown,
-            opt->restored_best ? "best held-out loss, restored" : "last epoch");
+    int shown = weights_line(out, "pretrain run", dir, opt, n_history, "best held-out loss, restored");
     if (shown > 0) {
         const EpochRecord *r = &history[shown - 1];
         fprintf(out, "masked tokens, training texts: loss %.4f, accuracy %.4f, perplexity %.2f\n", r->train_loss,

@@ -11,6 +11,9 @@ typedef struct {
     int best_epoch;          /* the epoch whose weights the model holds when restored_best */
     int restored_best;       /* 1: early stopping restored the best val-loss weights */
     int quiet;               /* 1: write report.txt only */
+    int averaged_from;       /* --swa kept the weight average of epochs averaged_from..averaged_to (0: no) */
+    int averaged_to;
+    const char *note;        /* a line shown before the weights line ("" or NULL: none) */
 } FinalReportOptions;
 
 /* Writes dir/report.txt and dir/confusion.png (and prints unless quiet);

@@ -44,6 +44,11 @@ typedef struct {
     Model *model;
     float *class_weights;     /* (C) or NULL */
     float *best_params;       /* (n_params) with --patience: the best epoch's weights */
+    int swa_start;            /* --swa (classifying, with a val set): the first epoch averaged, or 0 */
+    float *average;           /* (n_params) with --swa: the mean of the averaged epochs' end weights */
+    float *live;              /* (n_params) with --swa: the run's weights while the average is evaluated */
+    int average_kept;         /* 1: the average validated better and is the model */
+    char average_note[256];   /* --swa: the comparison, for the final report ("" without one) */
     TrainProgress progress;
     int steps_per_epoch;
     long total_steps, warmup_steps;
@@ -127,6 +132,12 @@ static int allocate_buffers(Trainer *t) {
     t->rows = malloc(sizeof(int) * B);
     t->progress.history = realloc(t->progress.history, sizeof(EpochRecord) * (size_t)(t->o->epochs + 1));
     if (keep_best) t->best_params = malloc(sizeof(float) * t->model->n_params);
+    t->swa_start = t->mlm || !t->corpus.has_val ? 0 : schedule_swa_start(t->o->swa, t->o->epochs);
+    if (t->swa_start > 0) {
+        t->average = malloc(sizeof(float) * t->model->n_params);
+        t->live = malloc(sizeof(float) * t->model->n_params);
+        if (!t->average || !t->live) return -1;
+    }
     t->rank_shares = malloc(sizeof(double) * t->dist->size);
     if (t->micro_rows < B && !(t->accum = malloc(sizeof(double) * t->model->n_params))) return -1;
     if (!t->mlm && t->o->bpe_dropout > 0.0 && t->corpus.vocab.bpe) {
@@ -179,6 +190,8 @@ static void trainer_free(Trainer *t) {
     model_free(t->model);
     free(t->class_weights);
     free(t->best_params);
+    free(t->average);
+    free(t->live);
     free(t->progress.history);
     free(t->order);
     free(t->tokens);
@@ -214,7 +227,8 @@ static int resume_state(Trainer *t, char *err, size_t errlen) {
     if (access(path, F_OK) != 0)
         return fail(err, errlen, ERR_INPUT, "%s: no saved state: the run stopped before its first epoch ended; "
                     "start it again without --resume", path);
-    if ((rc = state_load(t->model, &t->progress, t->dir, t->o->epochs + 1, err, errlen)) != EXIT_OK) return rc;
+    if ((rc = state_load(t->model, t->average, &t->progress, t->dir, t->o->epochs + 1, err, errlen)) != EXIT_OK)
+        return rc;
     if (t->progress.step_in_epoch >= t->steps_per_epoch)
         return fail(err, errlen, ERR_INPUT, "%s: step %d of an epoch of %d steps", path, t->progress.step_in_epoch,
                     t->steps_per_epoch);
@@ -503,7 +517,7 @@ static int write_epoch_files(Trainer *t, int epoch, int improved, char *err, siz
                                    &t->corpus.labels, epoch, err, errlen);
         if (rc != EXIT_OK) return rc;
     }
-    return state_save(t->model, p, t->dir, err, errlen);
+    return state_save(t->model, t->average, p, t->dir, err, errlen);
 }
 
 /* The validation numbers val[3] (loss, accuracy, macro-F1; NaN F1 when
@@ -591,6 +605,10 @@ static int finish_epoch(Trainer *t, int epoch, double epoch_seconds, int *stop, 
     if (!isfinite(rec.train_loss) || (t->corpus.has_val && !isfinite(rec.val_loss)))
         return fail(err, errlen, ERR_RUNTIME, "the loss is not finite at the end of epoch %d", epoch);
     if (t->best_params && improved) memcpy(t->best_params, t->model->params, sizeof(float) * t->model->n_params);
+    if (t->swa_start > 0 && epoch >= t->swa_start) {   /* --swa: the epoch's end weights join the average */
+        model_average_update(t->model, t->average, t->progress.n_averaged);
+        t->progress.n_averaged++;
+    }
     if (t->writer && (rc = write_epoch_files(t, epoch, improved, err, errlen)) != EXIT_OK) return rc;
     *stop = o->patience > 0 && t->corpus.has_val && p->bad_epochs >= o->patience;
     return EXIT_OK;
@@ -612,7 +630,7 @@ static const char *resume_command(const Trainer *t, char *buf, size_t len) {
 static int interrupted(Trainer *t, int sig, int epoch, int step, char *err, size_t errlen) {
     progress_clear(&t->bar);
     if (!t->writer) return EXIT_INTERRUPTED;
-    if (state_save(t->model, &t->progress, t->dir, err, errlen) != EXIT_OK) return ERR_RUNTIME;
+    if (state_save(t->model, t->average, &t->progress, t->dir, err, errlen) != EXIT_OK) return ERR_RUNTIME;
     char command[4200];
     fprintf(stderr, "\ninterrupted by %s in epoch %d after step %d of %d; state saved.\ncontinue with: %s\n",
             signals_name(sig), epoch, step, t->steps_per_epoch, resume_command(t, command, sizeof command));
@@ -639,6 +657,40 @@ static int run_epoch(Trainer *t, int epoch, char *err, size_t errlen) {
         if (sig && s + 1 < t->steps_per_epoch) return interrupted(t, sig, epoch, s + 1, err, errlen);
     }
     return EXIT_OK;
+}
+
+/* --swa, at the end of a run: the average replaces the run's weights (the
+ * last, or with --patience the best) when its validation loss is lower;
+ * model.safetensors then holds it. Every MPI rank evaluates its share. */
+static int choose_average(Trainer *t, char *err, size_t errlen) {
+    TrainProgress *p = &t->progress;
+    if (p->n_averaged == 0 || p->n_history == 0) return EXIT_OK;
+    size_t bytes = sizeof(float) * t->model->n_params;
+    double val[3];
+    memcpy(t->live, t->model->params, bytes);
+    memcpy(t->model->params, t->average, bytes);
+    int rc = validation_numbers(t, val, err, errlen);
+    if (rc != EXIT_OK) {
+        memcpy(t->model->params, t->live, bytes);
+        return rc;
+    }
+    dist_share_rank0(t->dist, val, 3);
+    int compared = t->best_params ? p->best_epoch : p->n_history;
+    double run_loss = p->history[compared - 1].val_loss;
+    int first = p->n_history - p->n_averaged + 1;
+    t->average_kept = val[0] < run_loss;
+    snprintf(t->average_note, sizeof t->average_note, "swa: the mean of the weights at the ends of epochs %d-%d: val "
+             "loss %.4f (accuracy %.4f); epoch %d's weights: %.4f; the model is %s", first, p->n_history, val[0],
+             val[1], compared, run_loss, t->average_kept ? "the mean" : "unchanged");
+    if (!t->average_kept) {
+        memcpy(t->model->params, t->live, bytes);
+        return EXIT_OK;
+    }
+    if (!t->writer) return EXIT_OK;
+    char path[4096];
+    rundir_path(path, sizeof path, t->dir, "model.safetensors");
+    return saved_model_write(path, t->model, NULL, t->corpus.tokenizer, &t->corpus.vocab, &t->corpus.labels,
+                             p->n_history, err, errlen);
 }
 
 static int train_epochs(Trainer *t, char *err, size_t errlen) {
@@ -670,7 +722,7 @@ static int train_epochs(Trainer *t, char *err, size_t errlen) {
         }
     }
     if (t->best_params) memcpy(t->model->params, t->best_params, sizeof(float) * t->model->n_params);
-    return EXIT_OK;
+    return choose_average(t, err, errlen);
 }
 
 int fit(const DistContext *dist, const Options *o, const char *data_path, const char *out_dir, int resume, int argc,
@@ -692,7 +744,9 @@ int fit(const DistContext *dist, const Options *o, const char *data_path, const 
             printf("all %d epochs of %s are done; nothing to train (raise --epochs to continue)\n", o->epochs, out_dir);
         rc = train_epochs(&t, err, errlen);
         if (rc == EXIT_OK && !t.paused) {   /* MPI: every rank evaluates its share, rank 0 alone reports */
-            FinalReportOptions fo = {t.progress.best_epoch, t.best_params != NULL, o->quiet};
+            FinalReportOptions fo = {t.progress.best_epoch, t.best_params != NULL, o->quiet,
+                                     t.average_kept ? t.progress.n_history - t.progress.n_averaged + 1 : 0,
+                                     t.progress.n_history, t.average_note};
             if (t.mlm && t.writer)
                 rc = final_report_mlm(&t.corpus, t.dir, t.progress.history, t.progress.n_history, &fo, err, errlen);
             else if (!t.mlm)

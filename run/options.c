@@ -43,6 +43,9 @@ const OptionSpec OPTION_TABLE[] = {
     {"bpe-dropout", OPT_DOUBLE, OFF(bpe_dropout), "0.1", 0, 0.999, NULL,
      "bpe: while training, split each merged subword of a batch back into its two parts with this probability "
      "(subword regularisation; 0: off)", 1},
+    {"swa", OPT_DOUBLE, OFF(swa), "0.5", 0, 1, NULL,
+     "stochastic weight averaging: the weights at the ends of the last epochs, this fraction of them, are "
+     "averaged; the mean becomes the model when its validation loss is lower (0: off)", 1},
     {"min-freq", OPT_INT, OFF(min_freq), "1", 1, 1 << 30, NULL, "drop tokens seen fewer times in training", 1},
     {"val", OPT_STRING, OFF(val_path), "", 0, 0, NULL, "validation file (default: split from the training data)", 1},
     {"val-split", OPT_DOUBLE, OFF(val_split), "0.1", 0, 0.9, NULL,
@@ -307,8 +310,9 @@ int options_from_json(Options *o, const JsonValue *object, char *err, size_t err
         snprintf(err, errlen, "options are not a JSON object");
         return -1;
     }
-    /* a run recorded before --bpe-dropout existed trained without it */
+    /* a run recorded before --bpe-dropout or --swa existed trained without them */
     o->bpe_dropout = 0.0;
+    o->swa = 0.0;
     for (int i = 0; i < object->count; i++) {
         const OptionSpec *s = options_find(object->keys[i]);
         const JsonValue *v = &object->items[i];

@@ -28,6 +28,7 @@ typedef struct {
     int epochs, batch_size, patience, threads, stop_after;
     int accum_steps;    /* micro-batches a rank's share of a batch goes through before one step */
     double lr, weight_decay, warmup, clip;
+    double swa;         /* the fraction of the epochs, the last ones, whose end weights are averaged */
     long long seed;
     /* output */
     int quiet, probs, untrained, backward;

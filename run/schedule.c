@@ -21,6 +21,11 @@ long schedule_warmup_steps(double warmup, long total_steps) {
     return w > total_steps ? total_steps : w;
 }
 
+int schedule_swa_start(double fraction, int epochs) {
+    long averaged = lround(fraction * epochs);
+    return averaged >= 2 ? epochs - (int)averaged + 1 : 0;
+}
+
 void schedule_shuffle(int *order, int n, uint64_t seed, int epoch) {
     for (int i = 0; i < n; i++) order[i] = i;
     for (int i = n - 1; i > 0; i--) {

@@ -13,6 +13,10 @@ double schedule_lr(double lr, long step, long warmup_steps, long total_steps);
 /* --warmup below 1 is a fraction of all steps (rounded), 1 or more a step
  * count; never more than total_steps. */
 long schedule_warmup_steps(double warmup, long total_steps);
+/* --swa: the first epoch whose end weights join the average, or 0 when
+ * the fraction rounds to fewer than 2 of the epochs (averaging one epoch
+ * would be its weights: off). The last round(fraction x epochs) epochs. */
+int schedule_swa_start(double fraction, int epochs);
 /* order = a permutation of 0..n-1, Fisher-Yates keyed by (seed, epoch). */
 void schedule_shuffle(int *order, int n, uint64_t seed, int epoch);
 

@@ -72,11 +72,16 @@ static int history_parse(TrainProgress *p, const char *text, int capacity) {
     return 0;
 }
 
-int state_save(const Model *m, const TrainProgress *p, const char *dir, char *err, size_t errlen) {
+/* The count of averaged epochs: a key of its own, absent from states
+ * written before --swa existed (read as 0). */
+#define AVERAGED_KEY "averaged"
+
+int state_save(const Model *m, const float *average, const TrainProgress *p, const char *dir, char *err,
+               size_t errlen) {
     double v[N_COUNTERS];
     counters_get(p, v);
-    char values[N_COUNTERS][40];
-    const char *keys[N_COUNTERS + 1], *vals[N_COUNTERS + 1];
+    char values[N_COUNTERS][40], averaged[24];
+    const char *keys[N_COUNTERS + 2], *vals[N_COUNTERS + 2];
     for (int i = 0; i < N_COUNTERS; i++) {
         snprintf(values[i], sizeof values[i], "%.17g", v[i]);
         keys[i] = COUNTER_KEYS[i];
@@ -86,9 +91,12 @@ int state_save(const Model *m, const TrainProgress *p, const char *dir, char *er
     if (!history) return fail(err, errlen, ERR_RUNTIME, "out of memory");
     keys[N_COUNTERS] = "history";
     vals[N_COUNTERS] = history;
+    snprintf(averaged, sizeof averaged, "%d", p->n_averaged);
+    keys[N_COUNTERS + 1] = AVERAGED_KEY;
+    vals[N_COUNTERS + 1] = averaged;
     char path[4096];
     rundir_path(path, sizeof path, dir, "state.safetensors");
-    int rc = model_save_state(m, path, keys, vals, N_COUNTERS + 1, err, errlen);
+    int rc = model_save_state(m, p->n_averaged > 0 ? average : NULL, path, keys, vals, N_COUNTERS + 2, err, errlen);
     free(history);
     return rc == 0 ? EXIT_OK : ERR_RUNTIME;
 }
@@ -122,16 +130,27 @@ static int read_counters(const StFile *f, const char *path, TrainProgress *p, in
         return fail(err, errlen, ERR_INPUT, "%s: %d epochs done but %d recorded in 'history'", path, (int)v[0],
                     p->n_history);
     counters_set(p, v);
+    double averaged = 0;
+    if (st_meta(f, AVERAGED_KEY) &&
+        (meta_number(f, AVERAGED_KEY, &averaged) != 0 || !(averaged >= 0 && averaged <= v[0] && averaged == floor(averaged))))
+        return fail(err, errlen, ERR_INPUT, "%s: metadata '%s' is not a count of at most the %d epochs done", path,
+                    AVERAGED_KEY, p->epochs_done);
+    p->n_averaged = (int)averaged;
     return EXIT_OK;
 }
 
-int state_load(Model *m, TrainProgress *p, const char *dir, int capacity, char *err, size_t errlen) {
+int state_load(Model *m, float *average, TrainProgress *p, const char *dir, int capacity, char *err,
+               size_t errlen) {
     char path[4096];
     rundir_path(path, sizeof path, dir, "state.safetensors");
     StFile f;
     if (st_load(path, &f, err, errlen) != 0) return ERR_INPUT;
     int rc = read_counters(&f, path, p, capacity, err, errlen);
-    if (rc == EXIT_OK && model_load_state_from(m, &f, path, err, errlen) != 0) rc = ERR_INPUT;
+    if (rc == EXIT_OK && p->n_averaged > 0 && !average)
+        rc = fail(err, errlen, ERR_INPUT, "%s: holds a weight average of %d epochs, but this run averages none "
+                  "(--swa 0)", path, p->n_averaged);
+    if (rc == EXIT_OK && model_load_state_from(m, p->n_averaged > 0 ? average : NULL, &f, path, err, errlen) != 0)
+        rc = ERR_INPUT;
     st_free(&f);
     return rc;
 }

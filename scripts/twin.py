@@ -405,17 +405,31 @@ def check_case(case_dir, dtype, tol):
     grads = compare_grads(case_dir, model, batch)
 
     # AdamW from fresh weights, same lr/wd/clip; loss recorded before each update.
+    # Stochastic weight averaging (--swa) as PyTorch's AveragedModel does it:
+    # the weights after each step from swa_from on join the average.
     model, _ = load_twin(model_path, dtype)
     model.train()
     opt = make_adamw(model, lr, wd)
-    losses = [train_step(model, opt, tokens, labels, cw, clip) for _ in range(steps)]
+    swa_from = int(bmeta.get("swa_from", steps))
+    swa_model = torch.optim.swa_utils.AveragedModel(model)
+    losses = []
+    for step in range(steps):
+        losses.append(train_step(model, opt, tokens, labels, cw, clip))
+        if step >= swa_from:
+            swa_model.update_parameters(model)
     adamw_diff = float(np.max(np.abs(np.array(losses) - batch["adamw_losses"].astype(np.float64))))
+    swa_diff = 0.0
+    if "swa_logits" in batch:
+        swa_model.eval()
+        with torch.no_grad():
+            swa_logits = swa_model(tokens).double().numpy()
+        swa_diff = float(np.max(np.abs(swa_logits - batch["swa_logits"])))
 
     worst = max(grads, key=lambda g: g[1])
     ok = (logits_diff <= tol["logits"] and loss_diff <= tol["loss"] and eval_diff <= tol["logits"]
-          and worst[1] <= tol["grad"] and adamw_diff <= tol["adamw"])
+          and worst[1] <= tol["grad"] and adamw_diff <= tol["adamw"] and swa_diff <= tol["logits"])
     summary = {"logits": logits_diff, "loss": loss_diff, "eval": eval_diff, "adamw": adamw_diff,
-               "worst": worst, "cfg": cfg, "losses": losses}
+               "swa": swa_diff, "worst": worst, "cfg": cfg, "losses": losses}
     return ok, summary, grads
 
 
@@ -446,14 +460,15 @@ def cmd_check(args):
     def num(v, width):
         return f"{'-':>{width}}" if v is None else f"{v:{width}.2e}"
     print(f"REPORT {'case':<16} {'logits_maxabs':>13} {'loss_diff':>10} {'eval_maxabs':>11} "
-          f"{'adamw_maxdiff':>13} {'worst_grad_rel':>14}  result  worst gradient")
+          f"{'adamw_maxdiff':>13} {'swa_maxabs':>10} {'worst_grad_rel':>14}  result  worst gradient")
     for case, ok, s in rows:
         if "error" in s:
             print(f"REPORT {case:<16} ERROR {s['error']}")
             continue
         worst = (s["worst"][1], s["worst"][0]) if s["worst"] else (None, "(eval only: dropout > 0)")
         print(f"REPORT {case:<16} {num(s['logits'], 13)} {num(s['loss'], 10)} {num(s['eval'], 11)} "
-              f"{num(s['adamw'], 13)} {num(worst[0], 14)}  {'PASS' if ok else 'FAIL'}    {worst[1]}")
+              f"{num(s['adamw'], 13)} {num(s.get('swa'), 10)} {num(worst[0], 14)}  {'PASS' if ok else 'FAIL'}    "
+              f"{worst[1]}")
     print(f"REPORT twin check ({args.dtype}): {len(cases) - n_fail}/{len(cases)} cases pass")
     return 1 if n_fail else 0
 

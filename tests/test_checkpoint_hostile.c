@@ -43,7 +43,7 @@ static Model *write_files(const ModelConfig *cfg, const char *model_path, const 
     CHECK(model_save(m, NULL, model_path, keys, vals, 4, err, sizeof err) == 0, "model_save: %s", err);
     const char *skeys[] = {"epochs_done", "history"};
     const char *svals[] = {"3", "1 0.5 0.5 0 0 0 0.001 0.1 100\n"};
-    CHECK(model_save_state(m, state_path, skeys, svals, 2, err, sizeof err) == 0, "model_save_state: %s", err);
+    CHECK(model_save_state(m, NULL, state_path, skeys, svals, 2, err, sizeof err) == 0, "model_save_state: %s", err);
     return m;
 }
 

@@ -309,7 +309,7 @@ static void test_checkpoint_round_trip(const char *dir) {
     const char *values[] = {"[\"[PAD]\",\"a \\\"quoted\\\" token\"]", "[\"neg\",\"pos\",\"x\"]"};
     int rc = model_save(m, NULL, path, keys, values, 2, err, sizeof err);
     CHECK(rc == 0, "model_save: %s", err);
-    rc = model_save_state(m, state_path, NULL, NULL, 0, err, sizeof err);
+    rc = model_save_state(m, NULL, state_path, NULL, NULL, 0, err, sizeof err);
     CHECK(rc == 0, "model_save_state: %s", err);
 
     ModelConfig loaded_cfg;
@@ -368,6 +368,43 @@ static void test_checkpoint_round_trip(const char *dir) {
     model_free(m);
 }
 
+/* --swa's average: weights 1, 2 and 4 in turn average to 7/3 (the float
+ * rule a + (w - a) / (n + 1) of PyTorch's AveragedModel: 1, then 1.5, then
+ * 1.5 + 2.5 / 3), -0.5 and 0.5 to 0 exactly; and the state file keeps the
+ * average bit for bit, refusing to load it where none is expected. */
+static void test_weight_average(const char *dir) {
+    ModelConfig cfg = small_config();
+    char err[256], path[512];
+    Model *m = model_create(&cfg, 4, err, sizeof err);
+    if (!m) { CHECK(0, "%s", err); return; }
+    model_init(m, 11);
+    float *average = malloc(sizeof(float) * m->n_params), *back = malloc(sizeof(float) * m->n_params);
+    const float weights[3] = {1.0f, 2.0f, 4.0f}, other[3] = {-0.5f, 0.5f, 0.0f};
+    for (int k = 0; k < 3; k++) {
+        m->params[0] = weights[k];
+        m->params[1] = other[k];
+        model_average_update(m, average, k);
+    }
+    CHECK(fabsf(average[0] - 7.0f / 3.0f) <= 2.4e-7f, "mean of 1, 2, 4: %.9g, expected 7/3", average[0]);
+    CHECK(average[1] == 0.0f, "mean of -0.5, 0.5, 0: %.9g, expected 0", average[1]);
+    CHECK(average[2] == m->params[2], "a weight that never changed is its own mean");
+    snprintf(path, sizeof path, "%s/state_average.safetensors", dir);
+    int rc = model_save_state(m, average, path, NULL, NULL, 0, err, sizeof err);
+    CHECK(rc == 0, "model_save_state with an average: %s", err);
+    StFile f;
+    if (rc == 0 && st_load(path, &f, err, sizeof err) == 0) {
+        rc = model_load_state_from(m, back, &f, path, err, sizeof err);
+        CHECK(rc == 0 && memcmp(back, average, sizeof(float) * m->n_params) == 0,
+              "the average does not round-trip bit for bit (%s)", rc ? err : "");
+        rc = model_load_state_from(m, NULL, &f, path, err, sizeof err);
+        CHECK(rc != 0, "a state holding an average loaded where none was expected");
+        st_free(&f);
+    }
+    free(average);
+    free(back);
+    model_free(m);
+}
+
 /* evaluate() checks each batch encoded_batch builds: a sequence longer than
  * the model's max_len (or an empty batch) is an error, never handed to the
  * forward pass, whose buffers hold max_len positions (the sanitizer build
@@ -398,6 +435,7 @@ int main(void) {
     test_evaluate_checks_batches();
     char dir[] = "/tmp/test_model_XXXXXX";
     if (!mkdtemp(dir)) { perror("mkdtemp"); return 1; }
+    test_weight_average(dir);
     test_positional_encoding();
     test_masked_dropout();
     test_eval_identity();

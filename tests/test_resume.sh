@@ -28,14 +28,26 @@ cat data/negation/train.tsv data/before/train.tsv data/rare/train.tsv >"$tmp/big
 # metrics.csv without the time columns (seconds, tokens_per_s).
 numbers() { awk -F, '{ NF -= 2; print }' OFS=, "$1"; }
 
-# Same model bytes and same metrics numbers in two run directories.
+# The tensors of a safetensors file: the bytes after its header (an 8-byte
+# little-endian length, then that much JSON). A state's header holds times.
+tensor_bytes() {  # file
+    local n
+    n=$(od -An -t u8 -N8 "$1" | tr -d ' ')
+    tail -c +$((9 + n)) "$1"
+}
+
+# Same model bytes, same metrics numbers and the same state tensors
+# (weights, Adam moments and, with --swa, the weight average) in two run
+# directories.
 expect_same_run() {  # dir_a, dir_b, what
     if ! cmp -s "$1/model.safetensors" "$2/model.safetensors"; then
         fail "$3: model.safetensors differs from the uninterrupted run"
+    elif ! cmp -s <(tensor_bytes "$1/state.safetensors") <(tensor_bytes "$2/state.safetensors"); then
+        fail "$3: the tensors of state.safetensors differ from the uninterrupted run's"
     elif ! diff <(numbers "$1/metrics.csv") <(numbers "$2/metrics.csv") >"$tmp/diff.txt"; then
         fail "$3: metrics.csv differs from the uninterrupted run:"; cat "$tmp/diff.txt"
     else
-        pass "$3: model.safetensors byte-identical, metrics.csv rows identical ($(($(wc -l <"$1/metrics.csv") - 1)) epochs)"
+        pass "$3: model.safetensors and the state's tensors byte-identical, metrics.csv rows identical ($(($(wc -l <"$1/metrics.csv") - 1)) epochs)"
     fi
 }
 

@@ -63,7 +63,20 @@ static void test_shuffle(void) {
     CHECK(chi < 18.47, "item 0's position is uniform (chi-square %.2f)", chi);
 }
 
+/* --swa: the last round(fraction x epochs) epochs, off below 2 of them. */
+static void test_swa_start(void) {
+    CHECK(schedule_swa_start(0.5, 30) == 16, "half of 30 epochs: 16-30, got %d", schedule_swa_start(0.5, 30));
+    CHECK(schedule_swa_start(0.25, 30) == 23, "0.25 of 30 is 7.5, rounded to 8: 23-30, got %d",
+          schedule_swa_start(0.25, 30));
+    CHECK(schedule_swa_start(1.0, 30) == 1, "all 30 epochs: from 1, got %d", schedule_swa_start(1.0, 30));
+    CHECK(schedule_swa_start(0.5, 4) == 3, "half of 4 epochs: 3-4, got %d", schedule_swa_start(0.5, 4));
+    CHECK(schedule_swa_start(0.5, 3) == 2, "half of 3 is 1.5, rounded to 2: 2-3, got %d", schedule_swa_start(0.5, 3));
+    CHECK(schedule_swa_start(0.5, 2) == 0, "one epoch of 2: off, got %d", schedule_swa_start(0.5, 2));
+    CHECK(schedule_swa_start(0.0, 30) == 0, "0: off, got %d", schedule_swa_start(0.0, 30));
+}
+
 int main(void) {
+    test_swa_start();
     test_warmup_steps();
     test_lr();
     test_shuffle();

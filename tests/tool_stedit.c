@@ -225,7 +225,12 @@ static int poison_state(const char *in, const char *out_path) {
     }
     Model *m = model_create(&cfg, 1, err, sizeof err);
     const char **keys = calloc((size_t)f.n_meta + 1, sizeof *keys), **vals = calloc((size_t)f.n_meta + 1, sizeof *vals);
-    int rc = m && keys && vals && model_load_state(m, in, err, sizeof err) == 0 ? 0 : 1;
+    /* a state with a --swa weight average keeps it (the average stays finite) */
+    char average_name[128];
+    snprintf(average_name, sizeof average_name, "average.%s", m ? m->tensors[0].name : "");
+    float *average = m && st_find(&f, average_name) ? malloc(sizeof(float) * m->n_params) : NULL;
+    int rc = m && keys && vals && (average || !st_find(&f, average_name)) &&
+                     model_load_state_from(m, average, &f, in, err, sizeof err) == 0 ? 0 : 1;
     int n = 0;
     for (int i = 0; rc == 0 && i < f.n_meta; i++) {
         if (written_by_save_state(f.meta_keys[i])) continue;
@@ -234,9 +239,10 @@ static int poison_state(const char *in, const char *out_path) {
     }
     if (rc == 0) {
         for (size_t i = 0; i < m->n_params; i++) m->params[i] = NAN;
-        rc = model_save_state(m, out_path, keys, vals, n, err, sizeof err) == 0 ? 0 : 1;
+        rc = model_save_state(m, average, out_path, keys, vals, n, err, sizeof err) == 0 ? 0 : 1;
     }
     if (rc) fprintf(stderr, "tool_stedit: %s\n", err);
+    free(average);
     free(keys);
     free(vals);
     model_free(m);

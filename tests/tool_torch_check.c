@@ -12,6 +12,9 @@
 #define B 5
 #define T 9
 #define STEPS 10
+/* --swa's rule checked on the steps: the weights after each AdamW step from
+ * this one (0-based) on join the average, whose eval logits are compared. */
+#define SWA_FROM 6
 
 typedef struct {
     const char *name;
@@ -130,15 +133,23 @@ static int run_case(const Case *c, const char *outdir) {
     float *eval_logits = malloc(sizeof(float) * B * cfg.n_classes);
     memcpy(eval_logits, m->logits, sizeof(float) * B * cfg.n_classes);
 
-    /* AdamW steps on the same batch; each loss is recorded before its update. */
+    /* AdamW steps on the same batch; each loss is recorded before its update.
+     * From step SWA_FROM on, the weights after the step join the average. */
     float adamw_losses[STEPS];
+    float *average = malloc(sizeof(float) * m->n_params);
     for (int s = 0; s < STEPS; s++) {
         opt.step = (uint64_t)s;
         adamw_losses[s] = model_forward(m, batch_tokens, batch_labels, B, T, &opt);
         model_backward(m);
         model_clip_grads(m, c->clip);
         model_adamw_step(m, lr, weight_decay);
+        if (s >= SWA_FROM) model_average_update(m, average, s - SWA_FROM);
     }
+    /* The average's eval-mode logits. */
+    memcpy(m->params, average, sizeof(float) * m->n_params);
+    model_forward(m, batch_tokens, NULL, B, T, &eval);
+    float *swa_logits = malloc(sizeof(float) * B * cfg.n_classes);
+    memcpy(swa_logits, m->logits, sizeof(float) * B * cfg.n_classes);
 
     /* The batch file: inputs, results and one gradient per parameter tensor. */
     int n_out = 0, cap = m->n_tensors + 8;
@@ -152,16 +163,18 @@ static int run_case(const Case *c, const char *outdir) {
     out[n_out++] = (StTensorOut){"eval_logits", ST_F32, 2, {B, cfg.n_classes}, eval_logits};
     out[n_out++] = (StTensorOut){"loss", ST_F32, 1, {1}, &loss};
     out[n_out++] = (StTensorOut){"adamw_losses", ST_F32, 1, {STEPS}, adamw_losses};
+    out[n_out++] = (StTensorOut){"swa_logits", ST_F32, 2, {B, cfg.n_classes}, swa_logits};
     n_out = add_grad_tensors(out, n_out, names, m, grads);
-    char lr_s[32], wd_s[32], clip_s[32], steps_s[16];
+    char lr_s[32], wd_s[32], clip_s[32], steps_s[16], swa_s[16];
     snprintf(lr_s, sizeof lr_s, "%.9g", lr);
     snprintf(wd_s, sizeof wd_s, "%.9g", weight_decay);
     snprintf(clip_s, sizeof clip_s, "%.9g", c->clip);
     snprintf(steps_s, sizeof steps_s, "%d", STEPS);
-    const char *keys[] = {"lr", "weight_decay", "clip", "steps", "eval_only"};
-    const char *values[] = {lr_s, wd_s, clip_s, steps_s, c->dropout > 0 ? "1" : "0"};
+    snprintf(swa_s, sizeof swa_s, "%d", SWA_FROM);
+    const char *keys[] = {"lr", "weight_decay", "clip", "steps", "eval_only", "swa_from"};
+    const char *values[] = {lr_s, wd_s, clip_s, steps_s, c->dropout > 0 ? "1" : "0", swa_s};
     snprintf(path, sizeof path, "%s/batch.safetensors", dir);
-    int rc = st_write(path, out, n_out, keys, values, 5, err, sizeof err);
+    int rc = st_write(path, out, n_out, keys, values, 6, err, sizeof err);
     if (rc != 0) fprintf(stderr, "tool_torch_check: %s\n", err);
     else printf("%-16s loss %.6f  after %d AdamW steps %.6f\n", c->name, loss, STEPS,
                 adamw_losses[STEPS - 1]);
@@ -170,6 +183,8 @@ static int run_case(const Case *c, const char *outdir) {
     free(names);
     free(logits);
     free(eval_logits);
+    free(swa_logits);
+    free(average);
     free(grads);
     model_free(m);
     return rc != 0;
