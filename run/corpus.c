@@ -299,6 +299,9 @@ static void warn_setup(const DistContext *dist, const Corpus *c, const Options *
     int swa_given = options_given(o, "swa") && o->swa > 0.0;
     if (swa_given && options_pretrain(o))
         fprintf(log, "warning: --swa has no effect when pretraining (it averages a classifier's weights)\n");
+    else if (swa_given && o->patience > 0)
+        fprintf(log, "warning: --swa has no effect with --patience (early stopping keeps the best epoch's weights; "
+                "give one or the other)\n");
     else if (swa_given && !c->has_val)
         fprintf(log, "warning: --swa has no effect without a validation set (the average replaces the weights only "
                 "when its validation loss is lower; give --val FILE or --val-split F)\n");

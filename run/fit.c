@@ -44,7 +44,7 @@ typedef struct {
     Model *model;
     float *class_weights;     /* (C) or NULL */
     float *best_params;       /* (n_params) with --patience: the best epoch's weights */
-    int swa_start;            /* --swa (classifying, with a val set): the first epoch averaged, or 0 */
+    int swa_start;            /* --swa (classifying, with a val set, no --patience): the first epoch averaged, or 0 */
     float *average;           /* (n_params) with --swa: the mean of the averaged epochs' end weights */
     float *live;              /* (n_params) with --swa: the run's weights while the average is evaluated */
     int average_kept;         /* 1: the average validated better and is the model */
@@ -132,8 +132,9 @@ static int allocate_buffers(Trainer *t) {
     t->rows = malloc(sizeof(int) * B);
     t->progress.history = realloc(t->progress.history, sizeof(EpochRecord) * (size_t)(t->o->epochs + 1));
     if (keep_best) t->best_params = malloc(sizeof(float) * t->model->n_params);
-    t->swa_start = t->mlm || !t->corpus.has_val ? 0 : schedule_swa_start(t->o->swa, t->o->epochs);
-    if (t->swa_start > 0) {
+    /* with --patience the best epoch's weights are the model, as early stopping promises */
+    t->swa_start = t->mlm || !t->corpus.has_val || keep_best ? 0 : schedule_swa_start(t->o->swa, t->o->epochs);
+    if (t->swa_start > 0 || (!t->mlm && t->o->swa > 0.0)) {   /* a resumed state may hold an average */
         t->average = malloc(sizeof(float) * t->model->n_params);
         t->live = malloc(sizeof(float) * t->model->n_params);
         if (!t->average || !t->live) return -1;
@@ -232,6 +233,19 @@ static int resume_state(Trainer *t, char *err, size_t errlen) {
     if (t->progress.step_in_epoch >= t->steps_per_epoch)
         return fail(err, errlen, ERR_INPUT, "%s: step %d of an epoch of %d steps", path, t->progress.step_in_epoch,
                     t->steps_per_epoch);
+    /* --epochs changed on resume moves --swa's window: an average that would
+     * not run on unbroken into it is dropped, and the window starts afresh */
+    TrainProgress *p = &t->progress;
+    if (p->n_averaged > 0 && (t->swa_start == 0 || t->swa_start > p->epochs_done + 1)) {
+        int first = p->epochs_done - p->n_averaged + 1;
+        if (!t->o->quiet && t->swa_start)
+            printf("note: --epochs %d moves --swa's window to epochs %d-%d; the average of epochs %d-%d is dropped\n",
+                   t->o->epochs, t->swa_start, t->o->epochs, first, p->epochs_done);
+        else if (!t->o->quiet)
+            printf("note: this resume averages no epochs (--patience, or --epochs too few for --swa); the average of "
+                   "epochs %d-%d is dropped\n", first, p->epochs_done);
+        p->n_averaged = 0;
+    }
     if (t->best_params) {
         rundir_path(path, sizeof path, t->dir, "model.safetensors");
         if (model_read_weights(t->model, path, t->best_params, err, errlen) != 0) return ERR_INPUT;
@@ -263,8 +277,9 @@ static int check_ranks_agree(Trainer *t, char *err, size_t errlen) {
     hash = hash_bytes(hash, m->adam_m, sizeof(float) * m->n_params);
     hash = hash_bytes(hash, m->adam_v, sizeof(float) * m->n_params);
     hash = hash_bytes(hash, &m->adam_step, sizeof m->adam_step);
-    int counters[3] = {p->epochs_done, p->step_in_epoch, p->n_history};
+    int counters[4] = {p->epochs_done, p->step_in_epoch, p->n_history, p->n_averaged};
     hash = hash_bytes(hash, counters, sizeof counters);
+    if (p->n_averaged > 0) hash = hash_bytes(hash, t->average, sizeof(float) * m->n_params);
     int rank = dist_first_mismatch(t->dist, hash);
     if (rank < 0) return EXIT_OK;
     return fail(err, errlen, ERR_INPUT, "MPI rank %d does not have the same data%s as rank 0; every host must see "

@@ -45,7 +45,7 @@ const OptionSpec OPTION_TABLE[] = {
      "(subword regularisation; 0: off)", 1},
     {"swa", OPT_DOUBLE, OFF(swa), "0.5", 0, 1, NULL,
      "stochastic weight averaging: the weights at the ends of the last epochs, this fraction of them, are "
-     "averaged; the mean becomes the model when its validation loss is lower (0: off)", 1},
+     "averaged; the mean becomes the model when its validation loss is lower (0: off; not with --patience)", 1},
     {"min-freq", OPT_INT, OFF(min_freq), "1", 1, 1 << 30, NULL, "drop tokens seen fewer times in training", 1},
     {"val", OPT_STRING, OFF(val_path), "", 0, 0, NULL, "validation file (default: split from the training data)", 1},
     {"val-split", OPT_DOUBLE, OFF(val_split), "0.1", 0, 0.9, NULL,

@@ -147,8 +147,8 @@ int state_load(Model *m, float *average, TrainProgress *p, const char *dir, int 
     if (st_load(path, &f, err, errlen) != 0) return ERR_INPUT;
     int rc = read_counters(&f, path, p, capacity, err, errlen);
     if (rc == EXIT_OK && p->n_averaged > 0 && !average)
-        rc = fail(err, errlen, ERR_INPUT, "%s: holds a weight average of %d epochs, but this run averages none "
-                  "(--swa 0)", path, p->n_averaged);
+        rc = fail(err, errlen, ERR_INPUT, "%s: holds a weight average (metadata 'averaged': %d), but this run keeps "
+                  "none (--swa 0 or pretraining)", path, p->n_averaged);
     if (rc == EXIT_OK && model_load_state_from(m, p->n_averaged > 0 ? average : NULL, &f, path, err, errlen) != 0)
         rc = ERR_INPUT;
     st_free(&f);

@@ -101,10 +101,37 @@ diff -q <(metrics_numbers "$tmp/off10/metrics.csv") <(metrics_numbers "$tmp/aver
     && pass "--swa 0 and 0.8 train the same weights and moments, epoch for epoch, when the mean is taken at the end" \
     || fail "--swa changed the training itself"
 
+# Resume: stopped inside the window (4 epochs averaged), then resumed, the
+# run ends byte-identical to 'averaged', which took the mean: checkpoint
+# and the state's weights, moments and average.
+"$TRAIN" "$tmp/data.tsv" --out "$tmp/stopped" "${TINY[@]}" --epochs 10 --swa 0.8 --stop-after 6 > /dev/null 2>&1
+grep -qa '"averaged":"4"' "$tmp/stopped/state.safetensors" || fail "stopped after epoch 6: the state does not count 4 averaged epochs"
+"$TRAIN" --resume "$tmp/stopped" --threads 2 --quiet > /dev/null 2>&1
+cmp -s "$tmp/stopped/model.safetensors" "$tmp/averaged/model.safetensors" &&
+    cmp -s <(tensor_bytes "$tmp/stopped/state.safetensors") "$tmp/averaged.state" \
+    && pass "stopped after epoch 6 with epochs 3-6 averaged, resumed at 2 threads: the mean and the state byte-identical to the run that never stopped" \
+    || fail "a resumed average differs from the uninterrupted run's"
+# Raising --epochs on resume moves the window: an average that would not
+# run on unbroken into it is dropped, said in a note, and the new window is
+# averaged whole (epochs 11-20 of 20, not 6-7 and 11-20).
+"$TRAIN" "$tmp/data.tsv" --out "$tmp/raised" "${TINY[@]}" --epochs 10 --stop-after 7 > /dev/null 2>&1
+out=$("$TRAIN" --resume "$tmp/raised" --epochs 20 --threads 1 2>&1)
+if grep -q "note: --epochs 20 moves --swa's window to epochs 11-20; the average of epochs 6-7 is dropped" <<<"$out" &&
+    grep -qa '"averaged":"10"' "$tmp/raised/state.safetensors" &&
+    grep -q "^swa: the mean of the weights at the ends of epochs 11-20:" "$tmp/raised/report.txt"; then
+    pass "--epochs raised from 10 to 20 on resume: the average of 6-7 dropped with a note, epochs 11-20 averaged"
+else
+    fail "--epochs raised on resume: $(grep note <<<"$out"), report: $(grep '^swa' "$tmp/raised/report.txt")"
+fi
+
 # Where it cannot act, a warning says so once, with the fix.
 out=$("$TRAIN" "$tmp/data.tsv" --out "$tmp/noval" "${TINY[@]}" --epochs 4 --val-split 0 --swa 0.5 2>&1)
 [ "$(grep -c 'warning: --swa has no effect without a validation set' <<<"$out")" = 1 ] \
     && pass "--swa without a validation set is flagged once" || fail "--swa without validation: $out"
+out=$("$TRAIN" "$tmp/data.tsv" --out "$tmp/pat" "${TINY[@]}" --epochs 6 --patience 2 --swa 0.5 2>&1)
+[ "$(grep -c 'warning: --swa has no effect with --patience' <<<"$out")" = 1 ] && ! grep -q "^swa: " "$tmp/pat/report.txt" \
+    && pass "--swa with --patience is flagged once, and the best epoch's weights stay the model" \
+    || fail "--swa with --patience: $out"
 out=$("$TRAIN" "$tmp/data.tsv" --out "$tmp/short" "${TINY[@]}" --epochs 2 --swa 0.5 2>&1)
 [ "$(grep -c 'warning: --swa 0.5 of 2 epochs averages fewer than 2 of them' <<<"$out")" = 1 ] \
     && pass "--swa over fewer than 2 epochs is flagged once" || fail "--swa 0.5 of 2 epochs: $out"
