@@ -604,8 +604,7 @@ static void layer_backward(Model *m, int l, const float *x, const float *dout, f
     if (pre) {
         copy_floats(d_resid2, dout, Nd);
     } else {
-        zero_floats(d_resid2, Nd);
-        layernorm_backward(d_resid2, G + lp->norm2_w, G + lp->norm2_b, dout, la->resid2, P + lp->norm2_w,
+        layernorm_backward_to(d_resid2, G + lp->norm2_w, G + lp->norm2_b, dout, la->resid2, P + lp->norm2_w,
                            la->ln2_mean, la->ln2_rstd, N, d);
     }
     /* FFN branch: d_ff_out -> linear2 -> dropout -> activation -> linear1 */
@@ -615,8 +614,7 @@ static void layer_backward(Model *m, int l, const float *x, const float *dout, f
         dropout_apply(a->d_proj, d_resid2, B, T, d, drop_key(m, layer_site(l, DROP_FFN_OUT)));
         d_ff_out = a->d_proj;
     }
-    zero_floats(a->d_ff_a, Nf);
-    linear_backward(a->d_ff_a, G + lp->linear2_w, G + lp->linear2_b, d_ff_out, la->ff_hidden,
+    linear_backward_to(a->d_ff_a, G + lp->linear2_w, G + lp->linear2_b, d_ff_out, la->ff_hidden,
                     P + lp->linear2_w, N, f, d);
     if (dropout) dropout_apply(a->d_ff_a, a->d_ff_a, B, T, f, drop_key(m, layer_site(l, DROP_FFN_ACT)));
     if (c->activation == ACT_GELU) gelu_backward_inplace(a->d_ff_a, la->ff_pre, Nf);
@@ -634,8 +632,7 @@ static void layer_backward(Model *m, int l, const float *x, const float *dout, f
         layernorm_backward(d_resid1, G + lp->norm2_w, G + lp->norm2_b, d_ffn_in, la->resid1, P + lp->norm2_w,
                            la->ln2_mean, la->ln2_rstd, N, d);
     } else {
-        zero_floats(d_resid1, Nd);
-        layernorm_backward(d_resid1, G + lp->norm1_w, G + lp->norm1_b, d_ffn_in, la->resid1, P + lp->norm1_w,
+        layernorm_backward_to(d_resid1, G + lp->norm1_w, G + lp->norm1_b, d_ffn_in, la->resid1, P + lp->norm1_w,
                            la->ln1_mean, la->ln1_rstd, N, d);
     }
     TAP(a, GRAD_LAYER_MID, l, pre ? d_resid1 : d_ffn_in);
@@ -645,8 +642,7 @@ static void layer_backward(Model *m, int l, const float *x, const float *dout, f
         dropout_apply(a->d_proj, d_resid1, B, T, d, drop_key(m, layer_site(l, DROP_ATTN_OUT)));
         d_att_proj = a->d_proj;
     }
-    zero_floats(a->d_heads, Nd);
-    linear_backward(a->d_heads, G + lp->out_proj_w, G + lp->out_proj_b, d_att_proj, la->att_heads,
+    linear_backward_to(a->d_heads, G + lp->out_proj_w, G + lp->out_proj_b, d_att_proj, la->att_heads,
                     P + lp->out_proj_w, N, d, d);
     zero_floats(a->d_qkv, 3 * Nd);
     DropoutKey att_drop = drop_key(m, layer_site(l, DROP_ATTENTION));
@@ -655,8 +651,7 @@ static void layer_backward(Model *m, int l, const float *x, const float *dout, f
     /* to x: residual path plus the attention input's gradient */
     copy_floats(dx, d_resid1, Nd);
     if (pre) {
-        zero_floats(a->d_ln, Nd);
-        linear_backward(a->d_ln, G + lp->in_proj_w, G + lp->in_proj_b, a->d_qkv, la->ln1_out, P + lp->in_proj_w,
+        linear_backward_to(a->d_ln, G + lp->in_proj_w, G + lp->in_proj_b, a->d_qkv, la->ln1_out, P + lp->in_proj_w,
                         N, d, 3 * d);
         layernorm_backward(dx, G + lp->norm1_w, G + lp->norm1_b, a->d_ln, x, P + lp->norm1_w,
                            la->ln1_mean, la->ln1_rstd, N, d);
@@ -691,15 +686,12 @@ static void mlm_backward(Model *m) {
     model_zero_grad(m);
     if (M <= 0) return;
     softmax_xent_rows_backward(a->mlm_probs, a->mlm_targets, M, V);   /* now d logits */
-    zero_floats(a->d_mlm_a, Md);
-    linear_backward(a->d_mlm_a, G + a->embedding, G + a->mlm_bias, a->mlm_probs, a->mlm_out, P + a->embedding,
+    linear_backward_to(a->d_mlm_a, G + a->embedding, G + a->mlm_bias, a->mlm_probs, a->mlm_out, P + a->embedding,
                     M, d, V);
-    zero_floats(a->d_mlm_b, Md);
-    layernorm_backward(a->d_mlm_b, G + a->mlm_norm_w, G + a->mlm_norm_b, a->d_mlm_a, a->mlm_act, P + a->mlm_norm_w,
+    layernorm_backward_to(a->d_mlm_b, G + a->mlm_norm_w, G + a->mlm_norm_b, a->d_mlm_a, a->mlm_act, P + a->mlm_norm_w,
                        a->mlm_mean, a->mlm_rstd, M, d);
     gelu_backward_inplace(a->d_mlm_b, a->mlm_pre, Md);
-    zero_floats(a->d_mlm_a, Md);
-    linear_backward(a->d_mlm_a, G + a->mlm_dense_w, G + a->mlm_dense_b, a->d_mlm_b, a->mlm_h, P + a->mlm_dense_w,
+    linear_backward_to(a->d_mlm_a, G + a->mlm_dense_w, G + a->mlm_dense_b, a->d_mlm_b, a->mlm_h, P + a->mlm_dense_w,
                     M, d, d);
     float *d_enc = encoder_grad(m);
     zero_floats(d_enc, Nd);
@@ -724,8 +716,7 @@ void model_backward(Model *m) {
 
     crossentropy_backward(a->d_logits, a->probs, a->labels, a->class_weights, B, NC);
     TAP(a, GRAD_LOGITS, -1, a->d_logits);
-    zero_floats(a->d_pooled, B * d);
-    linear_backward(a->d_pooled, G + a->head_w, G + a->head_b, a->d_logits, a->pooled, P + a->head_w, B, d, NC);
+    linear_backward_to(a->d_pooled, G + a->head_w, G + a->head_b, a->d_logits, a->pooled, P + a->head_w, B, d, NC);
     TAP(a, GRAD_POOLED, -1, a->d_pooled);
 
     /* gradient of the encoder output */
@@ -749,8 +740,7 @@ static void encoder_backward(Model *m) {
     TAP(a, GRAD_ENCODER_OUT, -1, d_enc);
     if (c->norm == NORM_PRE) {
         const float *last = layer_input(m, c->n_layers);
-        zero_floats(a->d_stream, Nd);
-        layernorm_backward(a->d_stream, G + a->final_norm_w, G + a->final_norm_b, d_enc, last,
+        layernorm_backward_to(a->d_stream, G + a->final_norm_w, G + a->final_norm_b, d_enc, last,
                            P + a->final_norm_w, a->final_mean, a->final_rstd, N, d);
         TAP(a, GRAD_FINAL_NORM_IN, -1, a->d_stream);
     }

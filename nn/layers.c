@@ -45,15 +45,28 @@ static void column_sums_add(float *dbias, const float *dout, int N, int OC) {
     }
 }
 
-void linear_backward(float *dinp, float *dweight, float *dbias, const float *dout,
-                     const float *inp, const float *weight, int N, int C, int OC) {
+/* dinp_init: MM_ACCUMULATE adds to dinp, MM_ZERO writes it (each element's
+ * chain then starts from 0 in a register instead of the 0 loaded from a
+ * zeroed buffer: the same result). */
+static void linear_backward_init(float *dinp, float *dweight, float *dbias, const float *dout, const float *inp,
+                                 const float *weight, int N, int C, int OC, MatInit dinp_init) {
     MatView g = {dout, OC, 1}, g_t = {dout, 1, OC};
     MatView w = {weight, C, 1}, x = {inp, C, 1};
-    /* dinp (N x C) += dout (N x OC) times weight (OC x C) */
-    if (dinp) matmul(dinp, C, g, w, NULL, MM_ACCUMULATE, N, C, OC);
+    /* dinp (N x C) (+)= dout (N x OC) times weight (OC x C) */
+    if (dinp) matmul(dinp, C, g, w, NULL, dinp_init, N, C, OC);
     /* dweight (OC x C) += dout^T (OC x N) times inp (N x C) */
     matmul(dweight, C, g_t, x, NULL, MM_ACCUMULATE, OC, C, N);
     if (dbias) column_sums_add(dbias, dout, N, OC);
+}
+
+void linear_backward(float *dinp, float *dweight, float *dbias, const float *dout,
+                     const float *inp, const float *weight, int N, int C, int OC) {
+    linear_backward_init(dinp, dweight, dbias, dout, inp, weight, N, C, OC, MM_ACCUMULATE);
+}
+
+void linear_backward_to(float *dinp, float *dweight, float *dbias, const float *dout,
+                        const float *inp, const float *weight, int N, int C, int OC) {
+    linear_backward_init(dinp, dweight, dbias, dout, inp, weight, N, C, OC, MM_ZERO);
 }
 
 /* ------------------------------------------------- embedding and positions */
@@ -214,9 +227,10 @@ void layernorm_forward(float *out, float *mean, float *rstd, const float *inp,
     }
 }
 
-void layernorm_backward(float *dinp, float *dweight, float *dbias, const float *dout,
-                        const float *inp, const float *weight, const float *mean,
-                        const float *rstd, int N, int C) {
+/* accumulate 1: dinp += the input gradient; 0: dinp = 0 + it. */
+static void layernorm_backward_init(float *dinp, float *dweight, float *dbias, const float *dout,
+                                    const float *inp, const float *weight, const float *mean,
+                                    const float *rstd, int N, int C, int accumulate) {
     /* With xhat = (x - mean) * rstd and g = dout * weight:
      * dx = rstd * (g - mean(g) - xhat * mean(g * xhat)). */
     #pragma omp parallel for schedule(static)
@@ -229,10 +243,18 @@ void layernorm_backward(float *dinp, float *dweight, float *dbias, const float *
         row_grad_sums(dy, x, weight, m, rs, C, &g_sum, &gx_sum);
         float g_mean = (float)(g_sum / C);
         float gx_mean = (float)(gx_sum / C);
-        for (int c = 0; c < C; c++) {
-            float xhat = (x[c] - m) * rs;
-            float g = dy[c] * weight[c];
-            dx[c] += rs * (g - g_mean - xhat * gx_mean);
+        if (accumulate) {
+            for (int c = 0; c < C; c++) {
+                float xhat = (x[c] - m) * rs;
+                float g = dy[c] * weight[c];
+                dx[c] += rs * (g - g_mean - xhat * gx_mean);
+            }
+        } else {
+            for (int c = 0; c < C; c++) {
+                float xhat = (x[c] - m) * rs;
+                float g = dy[c] * weight[c];
+                dx[c] = 0.0f + rs * (g - g_mean - xhat * gx_mean);
+            }
         }
     }
     /* weight and bias: threads own column ranges, rows summed in order */
@@ -256,6 +278,18 @@ void layernorm_backward(float *dinp, float *dweight, float *dbias, const float *
             dbias[c0 + c] += db[c];
         }
     }
+}
+
+void layernorm_backward(float *dinp, float *dweight, float *dbias, const float *dout,
+                        const float *inp, const float *weight, const float *mean,
+                        const float *rstd, int N, int C) {
+    layernorm_backward_init(dinp, dweight, dbias, dout, inp, weight, mean, rstd, N, C, 1);
+}
+
+void layernorm_backward_to(float *dinp, float *dweight, float *dbias, const float *dout,
+                           const float *inp, const float *weight, const float *mean,
+                           const float *rstd, int N, int C) {
+    layernorm_backward_init(dinp, dweight, dbias, dout, inp, weight, mean, rstd, N, C, 0);
 }
 
 /* ---------------------------------------------------------------- attention */

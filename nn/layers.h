@@ -22,6 +22,10 @@ void linear_forward_fused(float *out, const float *inp, const float *weight, con
  * dinp may be NULL when the input needs no gradient. */
 void linear_backward(float *dinp, float *dweight, float *dbias, const float *dout,
                      const float *inp, const float *weight, int N, int C, int OC);
+/* linear_backward writing dinp = dout @ weight instead of adding to it: the
+ * numbers of zeroing dinp and adding, without the pass that zeroes it. */
+void linear_backward_to(float *dinp, float *dweight, float *dbias, const float *dout,
+                        const float *inp, const float *weight, int N, int C, int OC);
 
 /* out is (B,T,C): table[token] * scale + pos (pos is (T,C) or NULL) */
 void embedding_forward(float *out, const int *tokens, const float *table, float scale,
@@ -50,6 +54,11 @@ void layernorm_forward(float *out, float *mean, float *rstd, const float *inp,
 void layernorm_backward(float *dinp, float *dweight, float *dbias, const float *dout,
                         const float *inp, const float *weight, const float *mean,
                         const float *rstd, int N, int C);
+/* layernorm_backward writing dinp instead of adding to it (0 + each term, so
+ * the numbers of zeroing dinp first, signed zeros included). */
+void layernorm_backward_to(float *dinp, float *dweight, float *dbias, const float *dout,
+                           const float *inp, const float *weight, const float *mean,
+                           const float *rstd, int N, int C);
 
 /* The key of a dropout. An element is dropped (factor 0, else 1/(1-p)) when
  * rng_uniform(seed, step, site, index) < p, its index counted in the global
