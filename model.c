@@ -644,7 +644,6 @@ static void layer_backward(Model *m, int l, const float *x, const float *dout, f
     }
     linear_backward_to(a->d_heads, G + lp->out_proj_w, G + lp->out_proj_b, d_att_proj, la->att_heads,
                     P + lp->out_proj_w, N, d, d);
-    zero_floats(a->d_qkv, 3 * Nd);
     DropoutKey att_drop = drop_key(m, layer_site(l, DROP_ATTENTION));
     attention_backward(a->d_qkv, a->d_heads, la->qkv, la->att_stats, a->tokens, B, T, d, c->n_heads, att_drop,
                        a->att_work, a->att_threads);

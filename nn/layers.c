@@ -715,15 +715,15 @@ void attention_backward(float *dqkv, const float *dout, const float *qkv, const 
             MatView g = {dout + ((long)b * T + r0) * C + (long)h * dh, C, 1};
             mm_pack_b(w.g_blk, g, 0, rows, 0, dh);
             MatView used_t = {used, 1, T};
-            att_product(dv, 3L * C, used_t, w.g_blk, T, dh, rows, 1);
+            att_product(dv, 3L * C, used_t, w.g_blk, T, dh, rows, r0 > 0);   /* the first block writes */
             /* d(used) = g v^T, then through dropout and softmax */
             att_product(w.ds, T, g, w.v_t, rows, T, dh, 0);
             attention_softmax_backward_rows(w.ds, w.p, mask, rows, T, scale);
             /* dq += ds k for these queries; dk += ds^T q */
             MatView ds = {w.ds, T, 1}, ds_t = {w.ds, 1, T};
-            att_product(dq + (long)r0 * 3 * C, 3L * C, ds, w.k, rows, dh, T, 1);
+            att_product(dq + (long)r0 * 3 * C, 3L * C, ds, w.k, rows, dh, T, 0);   /* these rows, once */
             mm_pack_b(w.q_blk, q_blk, 0, rows, 0, dh);
-            att_product(dk, 3L * C, ds_t, w.q_blk, T, dh, rows, 1);
+            att_product(dk, 3L * C, ds_t, w.q_blk, T, dh, rows, r0 > 0);
         }
     }
 }

@@ -104,8 +104,9 @@ void token_dropout_mask(float *mask, const int *tokens, int B, int T, int C, Dro
  * and inverse sum for the backward. */
 void attention_forward(float *out, float *stats, const float *qkv, const int *tokens, int B, int T, int C,
                        int NH, DropoutKey drop, float *work, int work_threads);
-/* dqkv (B,T,3C) += gradient; the probabilities are made again from qkv and
- * the forward's stats, the dropout factors from their keys. */
+/* dqkv (B,T,3C) = the gradient (written, not added: the numbers of zeroing
+ * it first and adding); the probabilities are made again from qkv and the
+ * forward's stats, the dropout factors from their keys. */
 void attention_backward(float *dqkv, const float *dout, const float *qkv, const float *stats, const int *tokens,
                         int B, int T, int C, int NH, DropoutKey drop, float *work, int work_threads);
 /* probs (B,NH,T,T): the attention probabilities before dropout, for views. */
