@@ -605,7 +605,7 @@ static void layer_backward(Model *m, int l, const float *x, const float *dout, f
         copy_floats(d_resid2, dout, Nd);
     } else {
         layernorm_backward_to(d_resid2, G + lp->norm2_w, G + lp->norm2_b, dout, la->resid2, P + lp->norm2_w,
-                           la->ln2_mean, la->ln2_rstd, N, d);
+                              la->ln2_mean, la->ln2_rstd, N, d);
     }
     /* FFN branch: d_ff_out -> linear2 -> dropout -> activation -> linear1 */
     const float *d_ff_out = d_resid2;
@@ -615,15 +615,18 @@ static void layer_backward(Model *m, int l, const float *x, const float *dout, f
         d_ff_out = a->d_proj;
     }
     linear_backward_to(a->d_ff_a, G + lp->linear2_w, G + lp->linear2_b, d_ff_out, la->ff_hidden,
-                    P + lp->linear2_w, N, f, d);
+                       P + lp->linear2_w, N, f, d);
     if (dropout) dropout_apply(a->d_ff_a, a->d_ff_a, B, T, f, drop_key(m, layer_site(l, DROP_FFN_ACT)));
     if (c->activation == ACT_GELU) gelu_backward_inplace(a->d_ff_a, la->ff_pre, Nf);
     else relu_backward_inplace(a->d_ff_a, la->ff_pre, Nf);
     const float *ffn_in = pre ? la->ln2_out : la->ln1_out;
     /* d of the FFN input: the residual path (post-norm) plus linear1's input gradient */
-    if (pre) zero_floats(d_ffn_in, Nd);
-    else copy_floats(d_ffn_in, d_resid2, Nd);
-    linear_backward(d_ffn_in, G + lp->linear1_w, G + lp->linear1_b, a->d_ff_a, ffn_in, P + lp->linear1_w, N, d, f);
+    if (pre)
+        linear_backward_to(d_ffn_in, G + lp->linear1_w, G + lp->linear1_b, a->d_ff_a, ffn_in, P + lp->linear1_w,
+                           N, d, f);
+    else
+        linear_backward_from(d_ffn_in, d_resid2, G + lp->linear1_w, G + lp->linear1_b, a->d_ff_a, ffn_in,
+                             P + lp->linear1_w, N, d, f);
 
     /* to the first residual sum r1 */
     float *d_resid1 = a->d_stream2;   /* d_resid2 is no longer needed */
@@ -633,7 +636,7 @@ static void layer_backward(Model *m, int l, const float *x, const float *dout, f
                            la->ln2_mean, la->ln2_rstd, N, d);
     } else {
         layernorm_backward_to(d_resid1, G + lp->norm1_w, G + lp->norm1_b, d_ffn_in, la->resid1, P + lp->norm1_w,
-                           la->ln1_mean, la->ln1_rstd, N, d);
+                              la->ln1_mean, la->ln1_rstd, N, d);
     }
     TAP(a, GRAD_LAYER_MID, l, pre ? d_resid1 : d_ffn_in);
     /* attention branch */
@@ -643,19 +646,20 @@ static void layer_backward(Model *m, int l, const float *x, const float *dout, f
         d_att_proj = a->d_proj;
     }
     linear_backward_to(a->d_heads, G + lp->out_proj_w, G + lp->out_proj_b, d_att_proj, la->att_heads,
-                    P + lp->out_proj_w, N, d, d);
+                       P + lp->out_proj_w, N, d, d);
     DropoutKey att_drop = drop_key(m, layer_site(l, DROP_ATTENTION));
     attention_backward(a->d_qkv, a->d_heads, la->qkv, la->att_stats, a->tokens, B, T, d, c->n_heads, att_drop,
                        a->att_work, a->att_threads);
     /* to x: residual path plus the attention input's gradient */
-    copy_floats(dx, d_resid1, Nd);
     if (pre) {
+        copy_floats(dx, d_resid1, Nd);
         linear_backward_to(a->d_ln, G + lp->in_proj_w, G + lp->in_proj_b, a->d_qkv, la->ln1_out, P + lp->in_proj_w,
-                        N, d, 3 * d);
+                           N, d, 3 * d);
         layernorm_backward(dx, G + lp->norm1_w, G + lp->norm1_b, a->d_ln, x, P + lp->norm1_w,
                            la->ln1_mean, la->ln1_rstd, N, d);
     } else {
-        linear_backward(dx, G + lp->in_proj_w, G + lp->in_proj_b, a->d_qkv, x, P + lp->in_proj_w, N, d, 3 * d);
+        linear_backward_from(dx, d_resid1, G + lp->in_proj_w, G + lp->in_proj_b, a->d_qkv, x, P + lp->in_proj_w,
+                             N, d, 3 * d);
     }
 }
 
@@ -686,12 +690,12 @@ static void mlm_backward(Model *m) {
     if (M <= 0) return;
     softmax_xent_rows_backward(a->mlm_probs, a->mlm_targets, M, V);   /* now d logits */
     linear_backward_to(a->d_mlm_a, G + a->embedding, G + a->mlm_bias, a->mlm_probs, a->mlm_out, P + a->embedding,
-                    M, d, V);
+                       M, d, V);
     layernorm_backward_to(a->d_mlm_b, G + a->mlm_norm_w, G + a->mlm_norm_b, a->d_mlm_a, a->mlm_act, P + a->mlm_norm_w,
-                       a->mlm_mean, a->mlm_rstd, M, d);
+                          a->mlm_mean, a->mlm_rstd, M, d);
     gelu_backward_inplace(a->d_mlm_b, a->mlm_pre, Md);
     linear_backward_to(a->d_mlm_a, G + a->mlm_dense_w, G + a->mlm_dense_b, a->d_mlm_b, a->mlm_h, P + a->mlm_dense_w,
-                    M, d, d);
+                       M, d, d);
     float *d_enc = encoder_grad(m);
     zero_floats(d_enc, Nd);
     rows_scatter_add(d_enc, a->d_mlm_a, a->mlm_rows, M, d);
@@ -740,7 +744,7 @@ static void encoder_backward(Model *m) {
     if (c->norm == NORM_PRE) {
         const float *last = layer_input(m, c->n_layers);
         layernorm_backward_to(a->d_stream, G + a->final_norm_w, G + a->final_norm_b, d_enc, last,
-                           P + a->final_norm_w, a->final_mean, a->final_rstd, N, d);
+                              P + a->final_norm_w, a->final_mean, a->final_rstd, N, d);
         TAP(a, GRAD_FINAL_NORM_IN, -1, a->d_stream);
     }
     /* layer by layer: layer_backward reads d_stream (its output gradient) before it

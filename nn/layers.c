@@ -49,11 +49,11 @@ static void column_sums_add(float *dbias, const float *dout, int N, int OC) {
  * chain then starts from 0 in a register instead of the 0 loaded from a
  * zeroed buffer: the same result). */
 static void linear_backward_init(float *dinp, float *dweight, float *dbias, const float *dout, const float *inp,
-                                 const float *weight, int N, int C, int OC, MatInit dinp_init) {
+                                 const float *weight, int N, int C, int OC, MatInit dinp_init, const float *start) {
     MatView g = {dout, OC, 1}, g_t = {dout, 1, OC};
     MatView w = {weight, C, 1}, x = {inp, C, 1};
     /* dinp (N x C) (+)= dout (N x OC) times weight (OC x C) */
-    if (dinp) matmul(dinp, C, g, w, NULL, dinp_init, N, C, OC);
+    if (dinp) matmul(dinp, C, g, w, start, dinp_init, N, C, OC);
     /* dweight (OC x C) += dout^T (OC x N) times inp (N x C) */
     matmul(dweight, C, g_t, x, NULL, MM_ACCUMULATE, OC, C, N);
     if (dbias) column_sums_add(dbias, dout, N, OC);
@@ -61,12 +61,17 @@ static void linear_backward_init(float *dinp, float *dweight, float *dbias, cons
 
 void linear_backward(float *dinp, float *dweight, float *dbias, const float *dout,
                      const float *inp, const float *weight, int N, int C, int OC) {
-    linear_backward_init(dinp, dweight, dbias, dout, inp, weight, N, C, OC, MM_ACCUMULATE);
+    linear_backward_init(dinp, dweight, dbias, dout, inp, weight, N, C, OC, MM_ACCUMULATE, NULL);
 }
 
 void linear_backward_to(float *dinp, float *dweight, float *dbias, const float *dout,
                         const float *inp, const float *weight, int N, int C, int OC) {
-    linear_backward_init(dinp, dweight, dbias, dout, inp, weight, N, C, OC, MM_ZERO);
+    linear_backward_init(dinp, dweight, dbias, dout, inp, weight, N, C, OC, MM_ZERO, NULL);
+}
+
+void linear_backward_from(float *dinp, const float *start, float *dweight, float *dbias, const float *dout,
+                          const float *inp, const float *weight, int N, int C, int OC) {
+    linear_backward_init(dinp, dweight, dbias, dout, inp, weight, N, C, OC, MM_START, start);
 }
 
 /* ------------------------------------------------- embedding and positions */
@@ -394,9 +399,9 @@ static void att_product(float *c, long ldc, MatView a, const float *b, long M, i
                 const float *panel = b + (long)j0 * K + k0 * MM_NR;
                 float *tile = c + i0 * ldc + j0;
                 if (rows == MM_MR && cols == MM_NR)
-                    mm_kernel(kc, a_ptr, a.row_stride, a.col_stride, panel, tile, ldc, NULL, load_c, NULL);
+                    mm_kernel(kc, a_ptr, a.row_stride, a.col_stride, panel, tile, ldc, NULL, load_c, NULL, NULL);
                 else
-                    mm_edge_tile(tile, ldc, rows, cols, NULL, load_c, a, i0, k0, kc, panel);
+                    mm_edge_tile(tile, ldc, rows, cols, NULL, load_c, NULL, a, i0, k0, kc, panel);
             }
         }
     }

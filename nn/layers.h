@@ -26,6 +26,10 @@ void linear_backward(float *dinp, float *dweight, float *dbias, const float *dou
  * numbers of zeroing dinp and adding, without the pass that zeroes it. */
 void linear_backward_to(float *dinp, float *dweight, float *dbias, const float *dout,
                         const float *inp, const float *weight, int N, int C, int OC);
+/* linear_backward writing dinp = start + dout @ weight (start (N,C), not
+ * dinp): the numbers of copying start into dinp and adding, without the copy. */
+void linear_backward_from(float *dinp, const float *start, float *dweight, float *dbias, const float *dout,
+                          const float *inp, const float *weight, int N, int C, int OC);
 
 /* out is (B,T,C): table[token] * scale + pos (pos is (T,C) or NULL) */
 void embedding_forward(float *out, const int *tokens, const float *table, float scale,

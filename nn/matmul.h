@@ -61,8 +61,11 @@ static inline float mat_at(MatView m, long row, long col) {
     return m.data[row * m.row_stride + col * m.col_stride];
 }
 
-/* How an output starts before the products are added. */
-typedef enum { MM_ZERO, MM_BIAS, MM_ACCUMULATE } MatInit;
+/* How an output starts before the products are added: 0, bias[j], C's own
+ * value, or (MM_START) start[i][j] of a matrix with C's row stride, passed
+ * where the bias goes (C = start + A B without copying start into C first:
+ * the same numbers). */
+typedef enum { MM_ZERO, MM_BIAS, MM_ACCUMULATE, MM_START } MatInit;
 
 /* What else is made of each finished output v = C[i][j] while its tile is
  * still in registers, saving a pass over C: relu[i][j] = max(v, 0)
@@ -102,16 +105,18 @@ static inline void mm_epilogue_apply(const MatEpilogue *at, const float *c, long
 /* The register-tiled kernel, for one full MR x NR tile of C (row stride ldc):
  *   c[i][j] = start + sum over k < kc of a(i,k) * b_panel[k][j],
  * where a(i,k) = a[i * a_rs + k * a_ks] is read in place (no packing needed
- * when either stride is 1) and start is C's own value (load_c), bias[j], or 0.
+ * when either stride is 1) and start is C's own value (load_c), start[i][j]
+ * (row stride ldc), bias[j], or 0.
  * The accumulators live in a local array that the compiler keeps in vector
  * registers; each one is a single multiply-add chain over k. */
 static inline void mm_kernel(int kc, const float *restrict a, long a_rs, long a_ks,
                              const float *restrict b_panel, float *restrict c, long ldc,
-                             const float *restrict bias, int load_c, const MatEpilogue *ep) {
+                             const float *restrict bias, int load_c, const float *restrict start,
+                             const MatEpilogue *ep) {
     float acc[MM_MR][MM_NR];
     for (int i = 0; i < MM_MR; i++)
         for (int j = 0; j < MM_NR; j++)
-            acc[i][j] = load_c ? c[i * ldc + j] : bias ? bias[j] : 0.0f;
+            acc[i][j] = load_c ? c[i * ldc + j] : start ? start[i * ldc + j] : bias ? bias[j] : 0.0f;
     for (int k = 0; k < kc; k++) {
         const float *b = b_panel + (long)k * MM_NR;
         for (int i = 0; i < MM_MR; i++) {
@@ -182,14 +187,17 @@ static void mm_pack_b(float *restrict block, MatView b, long k0, int kc, long co
 /* A tile at the matrix edge (fewer than MR rows or NR columns): the kernel
  * runs on a zero-padded copy and the valid part is copied back. */
 static void mm_edge_tile(float *c, long ldc, int rows, int cols, const float *bias, int load_c,
-                         MatView a, long row0, long k0, int kc, const float *b_panel) {
+                         const float *start, MatView a, long row0, long k0, int kc, const float *b_panel) {
     float a_panel[MM_KC_MAX * MM_MR];
     float tile[MM_MR * MM_NR];
     mm_pack_a(a_panel, a, row0, rows, k0, kc);
     for (int i = 0; i < MM_MR; i++)
         for (int j = 0; j < MM_NR; j++)
-            tile[i * MM_NR + j] = i >= rows || j >= cols ? 0.0f : load_c ? c[i * ldc + j] : bias ? bias[j] : 0.0f;
-    mm_kernel(kc, a_panel, 1, MM_MR, b_panel, tile, MM_NR, NULL, 1, NULL);
+            tile[i * MM_NR + j] = i >= rows || j >= cols ? 0.0f
+                                  : load_c ? c[i * ldc + j]
+                                  : start ? start[i * ldc + j]
+                                  : bias ? bias[j] : 0.0f;
+    mm_kernel(kc, a_panel, 1, MM_MR, b_panel, tile, MM_NR, NULL, 1, NULL, NULL);
     for (int i = 0; i < rows; i++)
         for (int j = 0; j < cols; j++) c[i * ldc + j] = tile[i * MM_NR + j];
 }
@@ -225,12 +233,14 @@ static void mm_task(float *c, long ldc, MatView a, MatView b, const float *bias,
                 float *c_tile = c + row * ldc + n0 + j0;
                 const float *b_panel = b_block + (long)j0 * kc;
                 const float *tile_bias = init == MM_BIAS ? bias + n0 + j0 : NULL;
+                const float *tile_start = init == MM_START && !load_c ? bias + row * ldc + n0 + j0 : NULL;
                 int last = ep && k0 + kc == K;   /* the outputs are finished in this k block */
                 MatEpilogue at = mm_epilogue_at(last ? ep : NULL, row, n0 + j0, ldc);
                 if (rows == MM_MR && cols == MM_NR) {
-                    mm_kernel(kc, a_ptr, a_rs, a_ks, b_panel, c_tile, ldc, tile_bias, load_c, last ? &at : NULL);
+                    mm_kernel(kc, a_ptr, a_rs, a_ks, b_panel, c_tile, ldc, tile_bias, load_c, tile_start,
+                              last ? &at : NULL);
                 } else {
-                    mm_edge_tile(c_tile, ldc, rows, cols, tile_bias, load_c, a, row, k0, kc, b_panel);
+                    mm_edge_tile(c_tile, ldc, rows, cols, tile_bias, load_c, tile_start, a, row, k0, kc, b_panel);
                     if (last) mm_epilogue_apply(&at, c_tile, ldc, rows, cols);
                 }
             }
@@ -238,7 +248,10 @@ static void mm_task(float *c, long ldc, MatView a, MatView b, const float *bias,
     }
     if (K == 0 && init != MM_ACCUMULATE) {
         for (int i = 0; i < mc; i++)
-            for (int j = 0; j < nc; j++) c[(m0 + i) * ldc + n0 + j] = init == MM_BIAS ? bias[n0 + j] : 0.0f;
+            for (int j = 0; j < nc; j++) {
+                long at = (m0 + i) * ldc + n0 + j;
+                c[at] = init == MM_BIAS ? bias[n0 + j] : init == MM_START ? bias[at] : 0.0f;
+            }
     }
     if (K == 0 && ep) {
         MatEpilogue at = mm_epilogue_at(ep, m0, n0, ldc);

@@ -1,7 +1,8 @@
 /* test_matmul.c: the blocked, tiled matrix product of matmul.h against a
  * plain triple loop, bit for bit, on random shapes (including ones that are
  * not multiples of the tiles and K = 0), all four operand layouts and the
- * three ways of starting an output (zero, bias, accumulate), serial and
+ * four ways of starting an output (zero, bias, accumulate, from another
+ * matrix, with C holding NaNs that must not be read), serial and
  * threaded at 1 and 2 threads, and with the epilogue (ReLU and a sum made
  * as tiles finish) against the separate passes. The reference does the same
  * multiply-add chain over k in increasing order, so equality must be exact. */
@@ -32,7 +33,7 @@ static void make_views(int layout, const float *a_data, const float *b_data, lon
 static void reference(float *c, MatView a, MatView b, const float *bias, MatInit init, long M, long N, long K) {
     for (long i = 0; i < M; i++) {
         for (long j = 0; j < N; j++) {
-            float acc = init == MM_BIAS ? bias[j] : init == MM_ZERO ? 0.0f : c[i * N + j];
+            float acc = init == MM_BIAS ? bias[j] : init == MM_ZERO ? 0.0f : c[i * N + j];   /* MM_START: c holds start */
             for (long k = 0; k < K; k++) acc = MM_FMA(mat_at(a, i, k), mat_at(b, k, j), acc);
             c[i * N + j] = acc;
         }
@@ -49,7 +50,7 @@ int main(void) {
         long N = 1 + random_below(&state, large ? 200 : 70);
         long K = random_below(&state, large ? 500 : 20);
         int layout = (int)random_below(&state, 4);
-        MatInit init = (MatInit)random_below(&state, 3);
+        MatInit init = (MatInit)random_below(&state, 4);
         float *a_data = malloc(sizeof(float) * (size_t)(M * K + 1));
         float *b_data = malloc(sizeof(float) * (size_t)(K * N + 1));
         float *bias = malloc(sizeof(float) * (size_t)N);
@@ -67,10 +68,11 @@ int main(void) {
         MatView a, b;
         make_views(layout, a_data, b_data, M, N, K, &a, &b);
         reference(expected, a, b, bias, init, M, N, K);
-        const float *bias_arg = init == MM_BIAS ? bias : NULL;
+        const float *bias_arg = init == MM_BIAS ? bias : init == MM_START ? start : NULL;
         /* serial, then threaded at 1 and 2 threads: all must equal the reference */
         for (int variant = 0; variant < 4; variant++) {
-            memcpy(got, start, sizeof(float) * (size_t)(M * N));
+            if (init == MM_START) memset(got, 0xff, sizeof(float) * (size_t)(M * N));   /* NaNs: never read */
+            else memcpy(got, start, sizeof(float) * (size_t)(M * N));
             if (variant == 0) {
                 matmul_serial(got, N, a, b, bias_arg, init, M, N, K);
             } else if (variant == 3) {   /* 2 threads, with the epilogue */
