@@ -122,17 +122,17 @@ $(BUILD)/asan/%.o: %.c $(HEADERS) $(STB_DEP)
 	@$(if $(V),,echo "  CC asan $<")
 	$(Q)$(CC) $(ASAN_CFLAGS) -c $< -o $@
 
-# model/f64.c compiles model.c and nn/layers.c again with float meaning double
+# model/f64.c compiles model.c, nn/layers.c and nn/attention.c again with float meaning double
 # (trace --backward's live gradient check); objcopy makes all its symbols but
 # model_f64_probe local, so they do not clash with the float model's.
 OBJCOPY ?= objcopy
 F64_GLOBAL := --keep-global-symbol=model_f64_probe
-$(BUILD)/obj/model/f64.o: model/f64.c model.c nn/layers.c $(HEADERS)
+$(BUILD)/obj/model/f64.o: model/f64.c model.c nn/layers.c nn/attention.c $(HEADERS)
 	@mkdir -p $(@D)
 	@$(if $(V),,echo "  CC f64  $<")
 	$(Q)$(CC) $(ALL_CFLAGS) -c $< -o $@.tmp && $(OBJCOPY) $(F64_GLOBAL) $@.tmp $@ && rm -f $@.tmp
 
-$(BUILD)/asan/model/f64.o: model/f64.c model.c nn/layers.c $(HEADERS)
+$(BUILD)/asan/model/f64.o: model/f64.c model.c nn/layers.c nn/attention.c $(HEADERS)
 	@mkdir -p $(@D)
 	@$(if $(V),,echo "  CC asan $<")
 	$(Q)$(CC) $(ASAN_CFLAGS) -c $< -o $@.tmp && $(OBJCOPY) $(F64_GLOBAL) $@.tmp $@ && rm -f $@.tmp
@@ -146,7 +146,7 @@ MUTANT_OBJ := $(filter-out $(BUILD)/obj/nn/layers.o $(BUILD)/obj/model/f64.o,$(L
               $(MUTANT)/nn/layers.o $(MUTANT)/model/f64.o
 $(MUTANT)/nn/layers.c: nn/layers.c
 	@mkdir -p $(@D)
-	$(Q)sed 's/dx\[c\] += rs \* (g - g_mean - xhat \* gx_mean);/dx[c] += rs * (g + g_mean - xhat * gx_mean);/' $< >$@.tmp
+	$(Q)sed 's/dx\[c\] = start + rs \* (g - g_mean - xhat \* gx_mean);/dx[c] = start + rs * (g + g_mean - xhat * gx_mean);/' $< >$@.tmp
 	$(Q)if cmp -s $< $@.tmp; then echo "error: the planted sign no longer applies to nn/layers.c: update the sed in the Makefile" >&2; \
 	    rm -f $@.tmp; exit 1; fi
 	$(Q)mv $@.tmp $@
@@ -155,7 +155,7 @@ $(MUTANT)/nn/layers.o: $(MUTANT)/nn/layers.c $(HEADERS)
 	@$(if $(V),,echo "  CC      $< (wrong sign planted)")
 	$(Q)$(CC) -I$(MUTANT) $(ALL_CFLAGS) -c $< -o $@
 
-$(MUTANT)/model/f64.o: model/f64.c model.c $(MUTANT)/nn/layers.c $(HEADERS)
+$(MUTANT)/model/f64.o: model/f64.c model.c $(MUTANT)/nn/layers.c nn/attention.c $(HEADERS)
 	@mkdir -p $(@D)
 	@$(if $(V),,echo "  CC f64  $< (wrong sign planted)")
 	$(Q)$(CC) -I$(MUTANT) $(ALL_CFLAGS) -c $< -o $@.tmp && $(OBJCOPY) $(F64_GLOBAL) $@.tmp $@ && rm -f $@.tmp

@@ -11,6 +11,7 @@
 
 #include "nn/mlm.h"
 #include "base/rng.h"
+#include "nn/attention.h"
 #include "nn/layers.h"
 #include "nn/threads.h"
 #include "model/param_blocks.h"

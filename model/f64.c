@@ -1,4 +1,4 @@
-/* f64.c: model.c and nn/layers.c compiled a second time with float meaning
+/* f64.c: model.c, nn/layers.c and nn/attention.c compiled a second time with float meaning
  * double (see f64.h). Only model_f64_probe leaves this object: the Makefile
  * makes every other symbol local with objcopy, so the double model_forward
  * and the float one never meet at link time. */
@@ -17,6 +17,7 @@ typedef float float32;
 #define expf exp
 #define logf log
 #include "nn/layers.c"
+#include "nn/attention.c"
 #include "model.c"
 #undef float
 

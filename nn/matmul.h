@@ -1,7 +1,7 @@
 /* matmul.h: the matrix product behind the linear layers, cache-blocked and
  * register-tiled in plain C that the compiler vectorizes.
  *
- * Only layers.c includes this file, and its functions are static: the double
+ * Only layers.c and attention.c include this file, and its functions are static: the double
  * precision gradient test compiles layers.c with `float` defined as `double`,
  * so the kernels must live in the same translation unit to follow it.
  *
@@ -314,8 +314,8 @@ static void matmul_epilogue(float *c, long ldc, MatView a, MatView b, const floa
     }
 }
 
-static void matmul(float *c, long ldc, MatView a, MatView b, const float *bias, MatInit init,
-                   long M, long N, long K) {
+static inline void matmul(float *c, long ldc, MatView a, MatView b, const float *bias, MatInit init,
+                          long M, long N, long K) {
     matmul_epilogue(c, ldc, a, b, bias, init, M, N, K, NULL);
 }
 

@@ -20,6 +20,7 @@
 #define expf exp
 #define logf log
 #include "nn/layers.c"
+#include "nn/attention.c"
 #include "nn/mlm.c"
 #include "model.c"
 #undef float
