@@ -1,7 +1,8 @@
 /* layers.h: the transformer's layers as forward/backward pairs over flat
  * row-major float arrays. Conventions: N = B*T rows; backward functions
  * ACCUMULATE (+=) into input gradients and parameter gradients, so callers
- * zero or seed those buffers first. Every parallel loop owns its outputs and
+ * zero or seed those buffers first, except the input gradients of the *_to
+ * variants (written) and *_from (written as start + the gradient). Every parallel loop owns its outputs and
  * sums in a fixed order: results do not depend on the thread count. */
 #ifndef LAYERS_H
 #define LAYERS_H
