@@ -456,9 +456,11 @@ static const float *layer_forward(Model *m, int l, const float *x, int B, int T,
     DropoutKey att_drop = drop_key(m, layer_site(l, DROP_ATTENTION));
     attention_forward(la->att_heads, la->att_stats, la->qkv, a->tokens, B, T, d, c->n_heads, att_drop, a->att_work,
                       a->att_threads);
-    /* with no dropout between, the residual sum is made as the product finishes */
-    linear_forward_fused(a->att_proj, la->att_heads, P + lp->out_proj_w, P + lp->out_proj_b, N, d, d, NULL,
-                         dropout ? NULL : x, dropout ? NULL : la->resid1);
+    /* with no dropout between, the residual sum is made as the product finishes
+     * (forward only, in place: nothing reads the product itself) */
+    int sum_in_place = opt->forward_only && !dropout;
+    linear_forward_fused(sum_in_place ? la->resid1 : a->att_proj, la->att_heads, P + lp->out_proj_w,
+                         P + lp->out_proj_b, N, d, d, NULL, dropout ? NULL : x, dropout ? NULL : la->resid1);
     if (dropout) {
         dropout_apply(a->att_proj, a->att_proj, B, T, d, drop_key(m, layer_site(l, DROP_ATTN_OUT)));
         add_arrays(la->resid1, x, a->att_proj, Nd);
@@ -472,16 +474,18 @@ static const float *layer_forward(Model *m, int l, const float *x, int B, int T,
         layernorm_forward(la->ln1_out, la->ln1_mean, la->ln1_rstd, la->resid1, P + lp->norm1_w, P + lp->norm1_b, N, d);
         ffn_in = la->ln1_out;
     }
-    int gelu = c->activation == ACT_GELU;   /* relu is made as the product finishes */
-    linear_forward_fused(la->ff_pre, ffn_in, P + lp->linear1_w, P + lp->linear1_b, N, d, f,
-                         gelu ? NULL : la->ff_hidden, NULL, NULL);
+    /* relu is made as the product finishes; forward only (no backward to
+     * read the pre-activation) it replaces the product in ff_hidden */
+    int gelu = c->activation == ACT_GELU;
+    linear_forward_fused(opt->forward_only && !gelu ? la->ff_hidden : la->ff_pre, ffn_in, P + lp->linear1_w,
+                         P + lp->linear1_b, N, d, f, gelu ? NULL : la->ff_hidden, NULL, NULL);
     if (gelu) gelu_forward(la->ff_hidden, la->ff_pre, Nf);
     if (dropout)
         dropout_apply(la->ff_hidden, la->ff_hidden, B, T, f, drop_key(m, layer_site(l, DROP_FFN_ACT)));
     /* the second residual adds to r1 (pre-norm) or to LN1's output (post-norm) */
     const float *residual = pre ? la->resid1 : ffn_in;
-    linear_forward_fused(la->ff_out, la->ff_hidden, P + lp->linear2_w, P + lp->linear2_b, N, f, d, NULL,
-                         dropout ? NULL : residual, dropout ? NULL : la->resid2);
+    linear_forward_fused(sum_in_place ? la->resid2 : la->ff_out, la->ff_hidden, P + lp->linear2_w,
+                         P + lp->linear2_b, N, f, d, NULL, dropout ? NULL : residual, dropout ? NULL : la->resid2);
     if (dropout) {
         dropout_apply(la->ff_out, la->ff_out, B, T, d, drop_key(m, layer_site(l, DROP_FFN_OUT)));
         add_arrays(la->resid2, residual, la->ff_out, Nd);

@@ -75,6 +75,9 @@ typedef struct {
 /* Per-forward options. */
 typedef struct {
     int training;               /* 1: dropout active, PAD zeroed, backward possible */
+    int forward_only;           /* 1: no model_backward follows and no stage is inspected, so what only
+                                 * they read (the FFN's pre-activation and output, the attention output
+                                 * before its residual sum) is not kept: predict and evaluation */
     uint64_t seed;              /* dropout key: (seed, step, site, index) */
     uint64_t step;
     long row0;                  /* the global batch index of example 0: dropout's index counts from it,
@@ -163,7 +166,8 @@ void model_average_update(const Model *model, float *average, long n_averaged);
  * Shapes use the last forward's B and T. */
 const float *model_embedding_sum(const Model *model);         /* (B,T,d): E[token] * emb_scale + PE */
 const float *model_attention_probs(const Model *model, int layer);  /* (B,n_heads,T,T), before dropout */
-const float *model_ffn_output(const Model *model, int layer);  /* (B,T,d): linear2's output, before the residual */
+/* (B,T,d): linear2's output, before the residual (not kept by a forward_only forward) */
+const float *model_ffn_output(const Model *model, int layer);
 const float *model_layer_output(const Model *model, int layer);     /* (B,T,d) */
 const float *model_encoder_output(const Model *model);        /* (B,T,d): after the final LayerNorm (pre-norm) */
 const float *model_pooled(const Model *model);                /* (B,d) */

@@ -13,12 +13,20 @@ static inline uint64_t rng_mix64(uint64_t z) {
     return z ^ (z >> 31);
 }
 
-/* 64 random bits for key (seed, step, site, index). */
-static inline uint64_t rng_bits(uint64_t seed, uint64_t step, uint64_t site, uint64_t index) {
+/* The part of a key that many draws share: (seed, step, site) mixed once.
+ * rng_bits_at(rng_stream(seed, step, site), index) == rng_bits(seed, step,
+ * site, index), for loops that draw many indices of one stream. */
+static inline uint64_t rng_stream(uint64_t seed, uint64_t step, uint64_t site) {
     uint64_t h = rng_mix64(seed);
     h = rng_mix64(h ^ step);
-    h = rng_mix64(h ^ (site * 0xD1B54A32D192ED03ull));
-    return rng_mix64(h ^ index);
+    return rng_mix64(h ^ (site * 0xD1B54A32D192ED03ull));
+}
+
+static inline uint64_t rng_bits_at(uint64_t stream, uint64_t index) { return rng_mix64(stream ^ index); }
+
+/* 64 random bits for key (seed, step, site, index). */
+static inline uint64_t rng_bits(uint64_t seed, uint64_t step, uint64_t site, uint64_t index) {
+    return rng_bits_at(rng_stream(seed, step, site), index);
 }
 
 /* Uniform float in [0,1) with 24 random bits. */

@@ -37,7 +37,7 @@ int cli_print_mask_fills(FILE *out, SavedModel *run, const int *tokens, int B, i
     if (!targets) return EXIT_RUNTIME;
     /* every [MASK] is a selected position; its target (any id) is not used */
     for (long i = 0; i < (long)B * T; i++) targets[i] = tokens[i] == TOKEN_MASK ? TOKEN_MASK : -1;
-    ForwardOptions eval = {.training = 0};
+    ForwardOptions eval = {.training = 0, .forward_only = 1};
     model_forward_mlm(m, tokens, targets, B, T, &eval);
     int M = model_mlm_count(m), i = 0;
     for (int b = 0; b < B; b++) {

@@ -74,7 +74,7 @@ static int flush_batch(Predictor *p) {
         for (int r = 0; r < rows; r++)
             for (int t = 0; t < T; t++)
                 p->tokens[r * T + t] = t < lengths[r] ? p->ids[(long)r * max_len + t] : TOKEN_PAD;
-        ForwardOptions eval = {.training = 0};
+        ForwardOptions eval = {.training = 0, .forward_only = 1};
         if (!mlm) model_forward(m, p->tokens, NULL, rows, T, &eval);
     }
     for (int i = 0; i < p->n; i++) {

@@ -261,15 +261,35 @@ static void attention_softmax_rows(float *p, long ldp, int rows, const int *toke
 }
 
 /* The same probabilities again from the same scores and the stats the
- * forward saved, in one pass: the same operations on the same values. */
+ * forward saved, in one pass: the same operations on the same values. With
+ * dropout (drop->p > 0) the same pass also makes used = p * factor and keeps
+ * the factors in mask, as attention_dropout_rows does, row r's key t2 drawn
+ * at index first + r * positions + t2. */
 static void attention_softmax_again_rows(float *p, long ldp, int rows, const int *tokens, int T, float scale,
-                                         const float *stats) {
+                                         const float *stats, const DropoutKey *drop, uint64_t first, float *used,
+                                         float *mask) {
+    int dropout = drop->p > 0.0f;
+    float keep_scale = dropout ? 1.0f / (1.0f - drop->p) : 1.0f;
+    DropoutTest test = dropout_test(drop);
     for (int r = 0; r < rows; r++) {
         float *row = p + r * ldp;
         float max_score = stats[2 * r], inv = stats[2 * r + 1];
+        if (!dropout) {
+            for (int t2 = 0; t2 < T; t2++) {
+                float v = tokens[t2] == TOKEN_PAD ? -INFINITY : row[t2] * scale;
+                row[t2] = (v == -INFINITY ? 0.0f : SOFTMAX_EXP(v - max_score)) * inv;
+            }
+            continue;
+        }
+        uint64_t index = first + (uint64_t)r * (uint64_t)drop->positions;
+        float *ur = used + (long)r * T, *mr = mask + (long)r * T;
         for (int t2 = 0; t2 < T; t2++) {
             float v = tokens[t2] == TOKEN_PAD ? -INFINITY : row[t2] * scale;
-            row[t2] = (v == -INFINITY ? 0.0f : SOFTMAX_EXP(v - max_score)) * inv;
+            float prob = (v == -INFINITY ? 0.0f : SOFTMAX_EXP(v - max_score)) * inv;
+            float factor = dropout_drops(&test, index + t2) ? 0.0f : keep_scale;
+            row[t2] = prob;
+            ur[t2] = prob * factor;
+            mr[t2] = factor;
         }
     }
 }
@@ -286,13 +306,14 @@ static uint64_t att_drop_first(const DropoutKey *key, int b, int h, int NH, int 
 static void attention_dropout_rows(float *used, float *mask, const float *p, int rows, int T, DropoutKey key,
                                    uint64_t first) {
     float keep_scale = 1.0f / (1.0f - key.p);
+    DropoutTest test = dropout_test(&key);
     for (int r = 0; r < rows; r++) {
         uint64_t index = first + (uint64_t)r * (uint64_t)key.positions;
         const float *pr = p + (long)r * T;
         float *ur = used + (long)r * T;
         float *mr = mask ? mask + (long)r * T : NULL;
         for (int t2 = 0; t2 < T; t2++) {
-            float factor = rng_uniform(key.seed, key.step, key.site, index + t2) < key.p ? 0.0f : keep_scale;
+            float factor = dropout_drops(&test, index + t2) ? 0.0f : keep_scale;
             ur[t2] = pr[t2] * factor;
             if (mr) mr[t2] = factor;
         }
@@ -376,20 +397,44 @@ void attention_probs(float *probs, const float *qkv, const int *tokens, int B, i
 static void attention_softmax_backward_rows(float *ds, const float *p, const float *mask, int rows, int T,
                                             float scale) {
     float dots[ATT_BLOCK_FLOATS / MM_MR];
-    if (mask)
-        for (long i = 0; i < (long)rows * T; i++) ds[i] *= mask[i];
-    /* dot = sum over keys of dp * p, lanes as row_dot_float, rows side by side */
     int r = 0;
-    for (; r + ROWS_AT_ONCE <= rows; r += ROWS_AT_ONCE) {
-        float part[ROWS_AT_ONCE][ATT_LANES] = {{0}};
-        const float *d = ds + (long)r * T, *pr = p + (long)r * T;
-        int i = 0;
-        for (; i + ATT_LANES <= T; i += ATT_LANES)
-            for (int q = 0; q < ROWS_AT_ONCE; q++)
-                for (int l = 0; l < ATT_LANES; l++) part[q][l] += d[(long)q * T + i + l] * pr[(long)q * T + i + l];
-        for (int l = 0; i < T; i++, l++)
-            for (int q = 0; q < ROWS_AT_ONCE; q++) part[q][l] += d[(long)q * T + i] * pr[(long)q * T + i];
-        for (int q = 0; q < ROWS_AT_ONCE; q++) dots[r + q] = lanes_combine_float(part[q]);
+    if (mask) {
+        /* dp = d(used) * mask, then the dots below as row_dot_float adds */
+        for (; r + ROWS_AT_ONCE <= rows; r += ROWS_AT_ONCE) {
+            float part[ROWS_AT_ONCE][ATT_LANES] = {{0}};
+            float *d = ds + (long)r * T;
+            const float *pr = p + (long)r * T, *mk = mask + (long)r * T;
+            int i = 0;
+            for (; i + ATT_LANES <= T; i += ATT_LANES)
+                for (int q = 0; q < ROWS_AT_ONCE; q++)
+                    for (int l = 0; l < ATT_LANES; l++) {
+                        long at = (long)q * T + i + l;
+                        d[at] *= mk[at];
+                        part[q][l] += d[at] * pr[at];
+                    }
+            for (int l = 0; i < T; i++, l++)
+                for (int q = 0; q < ROWS_AT_ONCE; q++) {
+                    long at = (long)q * T + i;
+                    d[at] *= mk[at];
+                    part[q][l] += d[at] * pr[at];
+                }
+            for (int q = 0; q < ROWS_AT_ONCE; q++) dots[r + q] = lanes_combine_float(part[q]);
+        }
+        for (int rest = r; rest < rows; rest++)
+            for (int i = 0; i < T; i++) ds[(long)rest * T + i] *= mask[(long)rest * T + i];
+    } else {
+        /* dot = sum over keys of dp * p, lanes as row_dot_float, rows side by side */
+        for (; r + ROWS_AT_ONCE <= rows; r += ROWS_AT_ONCE) {
+            float part[ROWS_AT_ONCE][ATT_LANES] = {{0}};
+            const float *d = ds + (long)r * T, *pr = p + (long)r * T;
+            int i = 0;
+            for (; i + ATT_LANES <= T; i += ATT_LANES)
+                for (int q = 0; q < ROWS_AT_ONCE; q++)
+                    for (int l = 0; l < ATT_LANES; l++) part[q][l] += d[(long)q * T + i + l] * pr[(long)q * T + i + l];
+            for (int l = 0; i < T; i++, l++)
+                for (int q = 0; q < ROWS_AT_ONCE; q++) part[q][l] += d[(long)q * T + i] * pr[(long)q * T + i];
+            for (int q = 0; q < ROWS_AT_ONCE; q++) dots[r + q] = lanes_combine_float(part[q]);
+        }
     }
     for (; r < rows; r++) dots[r] = row_dot_float(ds + (long)r * T, p + (long)r * T, T);
     for (r = 0; r < rows; r++) {
@@ -422,13 +467,10 @@ void attention_backward(float *dqkv, const float *dout, const float *qkv, const 
             /* the forward's probabilities for this block, again */
             MatView q_blk = {q.data + r0 * q.row_stride, q.row_stride, 1};
             att_product(w.p, T, q_blk, w.k_t, rows, T, dh, 0);
-            attention_softmax_again_rows(w.p, T, rows, tok, T, scale, stats + 2 * ((long)bh * T + r0));
-            const float *used = w.p, *mask = NULL;
-            if (drop.p > 0.0f) {
-                attention_dropout_rows(w.u, w.m, w.p, rows, T, drop, att_drop_first(&drop, b, h, NH, r0));
-                used = w.u;
-                mask = w.m;
-            }
+            int dropout = drop.p > 0.0f;
+            attention_softmax_again_rows(w.p, T, rows, tok, T, scale, stats + 2 * ((long)bh * T + r0), &drop,
+                                         dropout ? att_drop_first(&drop, b, h, NH, r0) : 0, w.u, w.m);
+            const float *used = dropout ? w.u : w.p, *mask = dropout ? w.m : NULL;
             /* dv += used^T g over this block's queries */
             MatView g = {dout + ((long)b * T + r0) * C + (long)h * dh, C, 1};
             mm_pack_b(w.g_blk, g, 0, rows, 0, dh);

@@ -23,7 +23,9 @@ void linear_forward(float *out, const float *inp, const float *weight, const flo
 void linear_forward_fused(float *out, const float *inp, const float *weight, const float *bias, int N, int C,
                           int OC, float *relu, const float *add, float *sum) {
     MatView x = {inp, C, 1}, w_t = {weight, 1, C};
-    MatEpilogue ep = {relu, sum ? add : NULL, sum};
+    /* relu or sum given as out itself: out keeps that instead of the product */
+    int in_place = (relu && relu == out) || (sum && sum == out);
+    MatEpilogue ep = {relu, sum ? add : NULL, sum, in_place};
     matmul_epilogue(out, OC, x, w_t, bias, bias ? MM_BIAS : MM_ZERO, N, OC, C, relu || sum ? &ep : NULL);
 }
 
@@ -130,18 +132,19 @@ float positional_encoding_value(int pos, int dim, int d_model) {
 
 void dropout_apply(float *out, const float *inp, int B, int T, int W, DropoutKey key) {
     float keep_scale = 1.0f / (1.0f - key.p);
+    DropoutTest test = dropout_test(&key);
     #pragma omp parallel for schedule(static)
     for (int n = 0; n < B * T; n++) {
         uint64_t first = dropout_index(&key, n / T, n % T, W, 0);
         const float *x = inp + (long)n * W;
         float *y = out + (long)n * W;
-        for (int c = 0; c < W; c++)
-            y[c] = x[c] * (rng_uniform(key.seed, key.step, key.site, first + (uint64_t)c) < key.p ? 0.0f : keep_scale);
+        for (int c = 0; c < W; c++) y[c] = x[c] * (dropout_drops(&test, first + (uint64_t)c) ? 0.0f : keep_scale);
     }
 }
 
 void token_dropout_mask(float *mask, const int *tokens, int B, int T, int C, DropoutKey key) {
     float keep_scale = 1.0f / (1.0f - key.p);
+    DropoutTest test = dropout_test(&key);
     #pragma omp parallel for schedule(static)
     for (int n = 0; n < B * T; n++) {
         float *m = mask + (long)n * C;
@@ -150,7 +153,7 @@ void token_dropout_mask(float *mask, const int *tokens, int B, int T, int C, Dro
         for (int c = 0; c < C; c++) {
             if (tok == TOKEN_PAD) m[c] = 0.0f;
             else if (tok == TOKEN_CLS || tok == TOKEN_SEP || tok == TOKEN_MASK) m[c] = 1.0f;
-            else m[c] = rng_uniform(key.seed, key.step, key.site, first + (uint64_t)c) < key.p ? 0.0f : keep_scale;
+            else m[c] = dropout_drops(&test, first + (uint64_t)c) ? 0.0f : keep_scale;
         }
     }
 }

@@ -7,8 +7,10 @@
 #ifndef LAYERS_H
 #define LAYERS_H
 
+#include <math.h>
 #include <stdint.h>
 
+#include "base/rng.h"
 #include "base/tokens.h"
 
 /* out is (N,OC), inp is (N,C), weight is (OC,C) (PyTorch Linear layout), bias is (OC) or NULL */
@@ -16,7 +18,9 @@ void linear_forward(float *out, const float *inp, const float *weight, const flo
                     int N, int C, int OC);
 /* linear_forward, and while each output row is in registers: relu (N,OC) =
  * relu_forward of out when relu is not NULL, sum (N,OC) = add + out when sum
- * is not NULL. The same numbers as the separate passes, without them. */
+ * is not NULL. The same numbers as the separate passes, without them. At
+ * most one of relu and sum may be out itself, which then holds that result
+ * instead of the product (for callers that need no product). */
 void linear_forward_fused(float *out, const float *inp, const float *weight, const float *bias, int N, int C,
                           int OC, float *relu, const float *add, float *sum);
 /* dinp (N,C) += dout @ weight; dweight (OC,C) += dout^T @ inp; dbias (OC) += column sums.
@@ -89,6 +93,25 @@ static inline uint64_t dropout_row(const DropoutKey *key, int b) {
 /* The index of element c (of width per position) at position t of example b. */
 static inline uint64_t dropout_index(const DropoutKey *key, int b, int t, int width, int c) {
     return (dropout_row(key, b) * (uint64_t)key->positions + (uint64_t)t) * (uint64_t)width + (uint64_t)c;
+}
+
+/* The drop test of a key in integers: rng_uniform(...) < p, where
+ * rng_uniform is the top 24 bits u of rng_bits times 2^-24 (exact), holds
+ * exactly when u < ceil(p * 2^24) (exact too: a power-of-two scaling), so
+ * dropout_drops(&test, index) decides as the key's rule says without the
+ * conversion to float. */
+typedef struct {
+    uint64_t stream;      /* rng_stream(seed, step, site) */
+    uint64_t threshold;   /* ceil(p * 2^24) */
+} DropoutTest;
+
+static inline DropoutTest dropout_test(const DropoutKey *key) {
+    DropoutTest t = {rng_stream(key->seed, key->step, key->site), (uint64_t)ceil((double)key->p * 16777216.0)};
+    return t;
+}
+
+static inline int dropout_drops(const DropoutTest *t, uint64_t index) {
+    return (rng_bits_at(t->stream, index) >> 40) < t->threshold;
 }
 
 /* out = inp * each element's dropout factor for (B,T,W) data, without

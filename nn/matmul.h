@@ -71,18 +71,22 @@ typedef enum { MM_ZERO, MM_BIAS, MM_ACCUMULATE, MM_START } MatInit;
  * still in registers, saving a pass over C: relu[i][j] = max(v, 0)
  * (relu_forward's rule), and sum[i][j] = add[i][j] + v (an elementwise add,
  * so the result is that of the separate pass). Each pointer is NULL or has
- * C's row stride. */
+ * C's row stride. With in_place set, the one that is not NULL of relu and
+ * sum is C itself: C keeps max(v, 0) or add + v instead of v, for callers
+ * that need no v (inference), saving the store of a second matrix. */
 typedef struct {
     float *relu;
     const float *add;
     float *sum;
+    int in_place;
 } MatEpilogue;
 
 /* The epilogue of the output block at row `row`, column `col` (stride ldc). */
 static inline MatEpilogue mm_epilogue_at(const MatEpilogue *ep, long row, long col, long ldc) {
-    MatEpilogue at = {NULL, NULL, NULL};
+    MatEpilogue at = {NULL, NULL, NULL, 0};
     if (!ep) return at;
     long off = row * ldc + col;
+    at.in_place = ep->in_place;
     if (ep->relu) at.relu = ep->relu + off;
     if (ep->sum) {
         at.add = ep->add + off;
@@ -91,14 +95,18 @@ static inline MatEpilogue mm_epilogue_at(const MatEpilogue *ep, long row, long c
     return at;
 }
 
-/* Applies the epilogue to rows x cols of C (stride ldc) at one block. */
-static inline void mm_epilogue_apply(const MatEpilogue *at, const float *c, long ldc, int rows, int cols) {
+/* Applies the epilogue to rows x cols of C (stride ldc) at one block; in
+ * place, C itself is written (through c, so that no other pointer writes
+ * the tile the kernel stored). */
+static inline void mm_epilogue_apply(const MatEpilogue *at, float *c, long ldc, int rows, int cols) {
     for (int i = 0; i < rows; i++) {
-        const float *v = c + i * ldc;
-        if (at->relu)
-            for (int j = 0; j < cols; j++) at->relu[i * ldc + j] = v[j] > 0.0f ? v[j] : 0.0f;
-        if (at->sum)
-            for (int j = 0; j < cols; j++) at->sum[i * ldc + j] = at->add[i * ldc + j] + v[j];
+        float *v = c + i * ldc;
+        float *relu = at->relu ? (at->in_place ? v : at->relu + i * ldc) : NULL;
+        float *sum = at->sum ? (at->in_place ? v : at->sum + i * ldc) : NULL;
+        if (relu)
+            for (int j = 0; j < cols; j++) relu[j] = v[j] > 0.0f ? v[j] : 0.0f;
+        if (sum)
+            for (int j = 0; j < cols; j++) sum[j] = at->add[i * ldc + j] + v[j];
     }
 }
 

@@ -25,7 +25,7 @@ int evaluate_part(Model *m, const EncodedDataset *d, int begin, int end, Evaluat
                  ? EXIT_OK : fail(err, errlen, ERR_RUNTIME, "out of memory evaluating %d examples", n);
     double loss_sum = 0.0;
     long correct = 0;
-    ForwardOptions eval = {.training = 0};
+    ForwardOptions eval = {.training = 0, .forward_only = 1};
     for (int start = 0; rc == EXIT_OK && start < n; start += B) {
         int nb = n - start < B ? n - start : B;
         for (int i = 0; i < nb; i++) indices[i] = begin + start + i;
@@ -65,7 +65,7 @@ int evaluate_mlm(Model *m, const EncodedDataset *d, long first, uint64_t seed, d
     int rc = tokens && masked && targets && indices
                  ? EXIT_OK : fail(err, errlen, ERR_RUNTIME, "out of memory evaluating %d texts", d->n);
     double loss_sum = 0.0, correct = 0.0, count = 0.0;
-    ForwardOptions eval = {.training = 0};
+    ForwardOptions eval = {.training = 0, .forward_only = 1};
     for (int start = 0; rc == EXIT_OK && start < d->n; start += B) {
         int nb = d->n - start < B ? d->n - start : B;
         for (int i = 0; i < nb; i++) indices[i] = start + i;

@@ -70,13 +70,14 @@ int main(void) {
         reference(expected, a, b, bias, init, M, N, K);
         const float *bias_arg = init == MM_BIAS ? bias : init == MM_START ? start : NULL;
         /* serial, then threaded at 1 and 2 threads: all must equal the reference */
-        for (int variant = 0; variant < 4; variant++) {
+        /* variants 4 and 5: relu, then sum, in place (C keeps the result instead of the product) */
+        for (int variant = 0; variant < 6; variant++) {
             if (init == MM_START) memset(got, 0xff, sizeof(float) * (size_t)(M * N));   /* NaNs: never read */
             else memcpy(got, start, sizeof(float) * (size_t)(M * N));
             if (variant == 0) {
                 matmul_serial(got, N, a, b, bias_arg, init, M, N, K);
             } else if (variant == 3) {   /* 2 threads, with the epilogue */
-                MatEpilogue ep = {relu, addend, sum};
+                MatEpilogue ep = {relu, addend, sum, 0};
                 matmul_epilogue(got, N, a, b, bias_arg, init, M, N, K, &ep);
                 int fused_same = 1;
                 for (long i = 0; i < M * N; i++) {
@@ -85,6 +86,19 @@ int main(void) {
                 }
                 CHECK(fused_same, "trial %d: M %ld N %ld K %ld: the epilogue's relu or sum differs from the passes",
                       trial, M, N, K);
+            } else if (variant >= 4) {
+                float *self = got;
+                MatEpilogue ep = {variant == 4 ? self : NULL, variant == 5 ? addend : NULL, variant == 5 ? self : NULL,
+                                  1};
+                matmul_epilogue(got, N, a, b, bias_arg, init, M, N, K, &ep);
+                int in_place_same = 1;
+                for (long i = 0; i < M * N; i++) {
+                    float want = variant == 4 ? (expected[i] > 0.0f ? expected[i] : 0.0f) : addend[i] + expected[i];
+                    in_place_same &= memcmp(&got[i], &want, sizeof want) == 0;
+                }
+                CHECK(in_place_same, "trial %d: M %ld N %ld K %ld: the in-place %s differs from the pass", trial, M,
+                      N, K, variant == 4 ? "relu" : "sum");
+                continue;
             } else {
 #ifdef _OPENMP
                 omp_set_num_threads(variant);
@@ -106,8 +120,8 @@ int main(void) {
         free(relu);
         free(sum);
     }
-    printf("REPORT matmul: %d random products x (serial, 1 thread, 2 threads, epilogue) bit-identical to a plain "
-           "loop: %s\n",
+    printf("REPORT matmul: %d random products x (serial, 1 thread, 2 threads, epilogue, in place) bit-identical "
+           "to a plain loop: %s\n",
            trials, mismatched_trials ? "NO" : "yes");
     return check_summary("test_matmul");
 }
