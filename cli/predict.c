@@ -43,22 +43,31 @@ static void clear_batch(Predictor *p) {
     p->n = 0;
 }
 
-/* Encodes, runs and prints the batch: one line per input, in order. */
+/* Encodes, runs and prints the batch: one line per input, in order. The
+ * texts are encoded in parallel (each into its own row, nothing shared), then
+ * checked in input order, so the first truncated one is still the one
+ * --strict names. */
 static int flush_batch(Predictor *p) {
     Model *m = p->run.model;
     int max_len = m->cfg.max_len, C = m->cfg.n_classes, T = 0, rows = 0;
-    int lengths[CLI_BATCH], row_of[CLI_BATCH];
+    int lengths[CLI_BATCH], row_of[CLI_BATCH], truncated[CLI_BATCH];
+    for (int i = 0; i < p->n; i++) row_of[i] = p->texts[i] ? rows++ : -1;
+    #pragma omp parallel for schedule(dynamic, 1)
     for (int i = 0; i < p->n; i++) {
-        row_of[i] = -1;
-        if (!p->texts[i]) continue;
-        int truncated = 0, row = rows++;
+        int row = row_of[i];
+        if (row < 0) continue;
+        truncated[row] = 0;
         lengths[row] = encode_text(p->texts[i], &p->run.vocab, p->run.tokenizer, max_len, p->ids + (long)row * max_len,
-                                   &truncated);
+                                   &truncated[row]);
+    }
+    for (int i = 0; i < p->n; i++) {
+        int row = row_of[i];
+        if (row < 0) continue;
         if (lengths[row] < 0) {
             fprintf(stderr, "error: out of memory\n");
             return EXIT_RUNTIME;
         }
-        if (truncated) {
+        if (truncated[row]) {
             if (p->o->strict) {
                 char why[128];
                 snprintf(why, sizeof why, "longer than the model's max_len %d tokens", max_len);
@@ -67,7 +76,6 @@ static int flush_batch(Predictor *p) {
             tally(p, TRUNCATED, p->numbers[i]);
         }
         if (lengths[row] > T) T = lengths[row];
-        row_of[i] = row;
     }
     int mlm = model_is_mlm(&m->cfg);   /* a pretrain run: what fills each [MASK] */
     if (rows > 0) {
