@@ -79,6 +79,32 @@ static void test_positional_encoding(void) {
 
 /* ------------------------------------------------------ masked dropout */
 
+/* The dropout rule of the SPEC, element dropped when rng_uniform(seed, step,
+ * site, index) < p, against the integer test the layers use (its threshold
+ * ceil(p 2^24) on the generator's top 24 bits). */
+static void test_dropout_rule(void) {
+    const float ps[] = {0.0f, 0.1f, 0.3f, 1.0f / 3.0f, 0.5f, 0.9f, 1.0f};
+    long wrong = 0, draws = 0;
+    for (size_t k = 0; k < sizeof ps / sizeof ps[0]; k++) {
+        DropoutKey key = {ps[k], 1234 + k, 7, 2, 0, 64, NULL};
+        DropoutTest test = dropout_test(&key);
+        /* the threshold is the first 24-bit value the rule keeps: value u drops iff u / 2^24 < p */
+        uint64_t u = test.threshold;
+        CHECK(u == 0 || (float)(u - 1) * (1.0f / 16777216.0f) < key.p, "p %g: value %llu below the threshold is kept",
+              key.p, (unsigned long long)(u - 1));
+        CHECK(u > 16777215 || !((float)u * (1.0f / 16777216.0f) < key.p), "p %g: the threshold %llu itself drops",
+              key.p, (unsigned long long)u);
+        for (uint64_t i = 0; i < 200000; i++) {
+            uint64_t index = i * 0x9E3779B1ull + k;   /* spread over the 64-bit index space */
+            int rule = rng_uniform(key.seed, key.step, key.site, index) < key.p;
+            wrong += dropout_drops(&test, index) != rule;
+            draws++;
+        }
+    }
+    CHECK(wrong == 0, "dropout_drops disagrees with rng_uniform < p on %ld of %ld draws", wrong, draws);
+}
+
+
 static void test_masked_dropout(void) {
     enum { N = 4096, C = 64 };
     int *tokens = malloc(sizeof(int) * N);
@@ -437,6 +463,7 @@ int main(void) {
     if (!mkdtemp(dir)) { perror("mkdtemp"); return 1; }
     test_weight_average(dir);
     test_positional_encoding();
+    test_dropout_rule();
     test_masked_dropout();
     test_eval_identity();
     test_padding_invariance();
