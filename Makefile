@@ -127,12 +127,12 @@ $(BUILD)/asan/%.o: %.c $(HEADERS) $(STB_DEP)
 # model_f64_probe local, so they do not clash with the float model's.
 OBJCOPY ?= objcopy
 F64_GLOBAL := --keep-global-symbol=model_f64_probe
-$(BUILD)/obj/model/f64.o: model/f64.c model.c nn/layers.c nn/attention.c $(HEADERS)
+$(BUILD)/obj/model/f64.o: model/f64.c model.c model/config.c nn/layers.c nn/attention.c $(HEADERS)
 	@mkdir -p $(@D)
 	@$(if $(V),,echo "  CC f64  $<")
 	$(Q)$(CC) $(ALL_CFLAGS) -c $< -o $@.tmp && $(OBJCOPY) $(F64_GLOBAL) $@.tmp $@ && rm -f $@.tmp
 
-$(BUILD)/asan/model/f64.o: model/f64.c model.c nn/layers.c nn/attention.c $(HEADERS)
+$(BUILD)/asan/model/f64.o: model/f64.c model.c model/config.c nn/layers.c nn/attention.c $(HEADERS)
 	@mkdir -p $(@D)
 	@$(if $(V),,echo "  CC asan $<")
 	$(Q)$(CC) $(ASAN_CFLAGS) -c $< -o $@.tmp && $(OBJCOPY) $(F64_GLOBAL) $@.tmp $@ && rm -f $@.tmp
@@ -155,7 +155,7 @@ $(MUTANT)/nn/layers.o: $(MUTANT)/nn/layers.c $(HEADERS)
 	@$(if $(V),,echo "  CC      $< (wrong sign planted)")
 	$(Q)$(CC) -I$(MUTANT) $(ALL_CFLAGS) -c $< -o $@
 
-$(MUTANT)/model/f64.o: model/f64.c model.c $(MUTANT)/nn/layers.c nn/attention.c $(HEADERS)
+$(MUTANT)/model/f64.o: model/f64.c model.c model/config.c $(MUTANT)/nn/layers.c nn/attention.c $(HEADERS)
 	@mkdir -p $(@D)
 	@$(if $(V),,echo "  CC f64  $< (wrong sign planted)")
 	$(Q)$(CC) -I$(MUTANT) $(ALL_CFLAGS) -c $< -o $@.tmp && $(OBJCOPY) $(F64_GLOBAL) $@.tmp $@ && rm -f $@.tmp
@@ -174,12 +174,12 @@ $(BUILD)/tests/%: tests/%.c $(LIB_OBJ) $(HEADERS) tests/check.h
 	$(Q)$(CC) $(ALL_CFLAGS) -I. $< $(LIB_OBJ) -o $@ $(LDLIBS)
 
 # test_f64_* compile the model's sources themselves in double precision.
-$(BUILD)/tests/test_f64_%: tests/test_f64_%.c model.c nn/layers.c nn/mlm.c $(HEADERS) tests/check.h
+$(BUILD)/tests/test_f64_%: tests/test_f64_%.c model.c model/config.c nn/layers.c nn/mlm.c $(HEADERS) tests/check.h
 	@mkdir -p $(@D)
 	@$(if $(V),,echo "  LD      $@")
 	$(Q)$(CC) $(ALL_CFLAGS) -I. $< -o $@ $(LDLIBS)
 
-$(BUILD)/asan-tests/test_f64_%: tests/test_f64_%.c model.c nn/layers.c nn/mlm.c $(HEADERS) tests/check.h
+$(BUILD)/asan-tests/test_f64_%: tests/test_f64_%.c model.c model/config.c nn/layers.c nn/mlm.c $(HEADERS) tests/check.h
 	@mkdir -p $(@D)
 	@$(if $(V),,echo "  LD      $@")
 	$(Q)$(CC) $(ASAN_CFLAGS) -I. $< -o $@ $(LDLIBS)

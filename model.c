@@ -1,7 +1,8 @@
 /* model.c: the transformer classifier: parameters in one allocation, forward
  * and backward passes through the layers of layers.c (SPEC section 4).
- * Gradient clipping and AdamW are in model/optimizer.c, the option names of
- * the config's enums in model/names.c. */
+ * The config's defaults and checks are in model/config.c, gradient clipping
+ * and AdamW in model/optimizer.c, the option names of the config's enums in
+ * model/names.c. */
 #include "model.h"
 
 #include <math.h>
@@ -20,8 +21,6 @@
 enum { SITE_EMBED_DROPOUT = 1, SITE_LAYER_BASE = 100, SITES_PER_LAYER = 10, SITE_INIT_BASE = 1000000 };
 enum { DROP_ATTENTION = 0, DROP_ATTN_OUT = 1, DROP_FFN_ACT = 2, DROP_FFN_OUT = 3 };
 
-/* Sizes beyond these are refused before any arithmetic could overflow. */
-#define MAX_DIM (1 << 20)
 
 /* Parameter tensors of one encoder layer, as offsets into params/grads. */
 typedef struct {
@@ -84,56 +83,6 @@ struct ModelActs {
 
 /* Shows the gradient at a stage boundary to the walk's observer, if any. */
 #define TAP(a, stage, layer, grad) do { if ((a)->tap) (a)->tap((a)->tap_ctx, (stage), (layer), (grad)); } while (0)
-
-/* ---------------------------------------------------------------- config */
-
-ModelConfig model_config_default(void) {
-    ModelConfig cfg = {
-        .vocab_size = 0, .max_len = 64, .d_model = 64, .n_heads = 4, .d_ff = 256, .n_layers = 2,
-        .n_classes = 0, .dropout = 0.1f, .activation = ACT_RELU, .norm = NORM_POST,
-        .pool = POOL_MEAN, .pe = PE_SINUSOIDAL, .emb_scale = 0.0f,
-    };
-    return cfg;
-}
-
-static int check_range(const char *option, long value, long lo, long hi, char *err, size_t errlen) {
-    if (value >= lo && value <= hi) return 0;
-    snprintf(err, errlen, "%s must be between %ld and %ld (got %ld)", option, lo, hi, value);
-    return -1;
-}
-
-int model_config_check(const ModelConfig *cfg, char *err, size_t errlen) {
-    if (check_range("vocab_size", cfg->vocab_size, N_SPECIAL_TOKENS + 1, MAX_DIM * 16L, err, errlen) ||
-        check_range("max_len", cfg->max_len, 3, 65536, err, errlen) ||
-        check_range("d_model", cfg->d_model, 1, MAX_DIM, err, errlen) ||
-        check_range("heads", cfg->n_heads, 1, MAX_DIM, err, errlen) ||
-        check_range("d_ff", cfg->d_ff, 1, MAX_DIM, err, errlen) ||
-        check_range("layers", cfg->n_layers, 1, 1000, err, errlen) ||
-        (cfg->n_classes != 0 && check_range("number of classes", cfg->n_classes, 2, 1 << 16, err, errlen)))
-        return -1;
-    if (cfg->d_model % cfg->n_heads != 0) {
-        snprintf(err, errlen, "d_model %d is not divisible by heads %d", cfg->d_model, cfg->n_heads);
-        return -1;
-    }
-    if (cfg->pe == PE_SINUSOIDAL && cfg->d_model % 2 != 0) {
-        snprintf(err, errlen, "d_model %d is odd; sinusoidal positional encoding needs an even width", cfg->d_model);
-        return -1;
-    }
-    if (!(cfg->dropout >= 0.0f && cfg->dropout < 1.0f)) {
-        snprintf(err, errlen, "dropout must be in [0, 1) (got %g)", cfg->dropout);
-        return -1;
-    }
-    if (!isfinite(cfg->emb_scale) || cfg->emb_scale <= 0.0f) {
-        snprintf(err, errlen, "emb_scale must be a positive number (got %g)", cfg->emb_scale);
-        return -1;
-    }
-    if ((unsigned)cfg->activation > ACT_GELU || (unsigned)cfg->norm > NORM_PRE ||
-        (unsigned)cfg->pool > POOL_CLS || (unsigned)cfg->pe > PE_NONE) {
-        snprintf(err, errlen, "unknown activation, norm, pool or pe value");
-        return -1;
-    }
-    return 0;
-}
 
 /* ------------------------------------------------------- parameter table */
 
@@ -290,8 +239,8 @@ void model_free(Model *m) {
 
 Model *model_create(const ModelConfig *cfg, int max_batch, char *err, size_t errlen) {
     if (model_config_check(cfg, err, errlen) != 0) return NULL;
-    if (max_batch < 1 || max_batch > MAX_DIM) {
-        snprintf(err, errlen, "max_batch must be between 1 and %d (got %d)", MAX_DIM, max_batch);
+    if (max_batch < 1 || max_batch > MODEL_MAX_DIM) {
+        snprintf(err, errlen, "max_batch must be between 1 and %d (got %d)", MODEL_MAX_DIM, max_batch);
         return NULL;
     }
     if (count_params(cfg) > ((size_t)1 << 34)) {

@@ -92,6 +92,10 @@ typedef struct {
  * mlm.norm.weight|bias and mlm.bias instead of head.weight|bias. */
 static inline int model_is_mlm(const ModelConfig *cfg) { return cfg->n_classes == 0; }
 
+/* Sizes beyond this (d_model, heads, d_ff, a batch; vocab_size 16 times it)
+ * are refused before any arithmetic could overflow. */
+#define MODEL_MAX_DIM (1 << 20)
+
 /* Checks a config; on failure writes a message naming the option and returns -1. */
 int model_config_check(const ModelConfig *cfg, char *err, size_t errlen);
 /* Default config values (used by the command line and the tests). */

@@ -1,5 +1,5 @@
-/* f64.c: model.c, nn/layers.c and nn/attention.c compiled a second time with float meaning
- * double (see f64.h). Only model_f64_probe leaves this object: the Makefile
+/* f64.c: model.c (with model/config.c), nn/layers.c and nn/attention.c
+ * compiled a second time with float meaning double (see f64.h). Only model_f64_probe leaves this object: the Makefile
  * makes every other symbol local with objcopy, so the double model_forward
  * and the float one never meet at link time. */
 #include "model/f64.h"   /* before the switch: its prototype keeps float32 */
@@ -19,6 +19,7 @@ typedef float float32;
 #include "nn/layers.c"
 #include "nn/attention.c"
 #include "model.c"
+#include "model/config.c"
 #undef float
 
 /* The loss -log p_label of the last forward, from its double logits, written

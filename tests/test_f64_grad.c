@@ -23,6 +23,7 @@
 #include "nn/attention.c"
 #include "nn/mlm.c"
 #include "model.c"
+#include "model/config.c"
 #undef float
 
 #include "tests/check.h"
