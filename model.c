@@ -21,7 +21,6 @@
 enum { SITE_EMBED_DROPOUT = 1, SITE_LAYER_BASE = 100, SITES_PER_LAYER = 10, SITE_INIT_BASE = 1000000 };
 enum { DROP_ATTENTION = 0, DROP_ATTN_OUT = 1, DROP_FFN_ACT = 2, DROP_FFN_OUT = 3 };
 
-
 /* Parameter tensors of one encoder layer, as offsets into params/grads. */
 typedef struct {
     size_t in_proj_w, in_proj_b, out_proj_w, out_proj_b;

@@ -56,7 +56,6 @@ static int flush_batch(Predictor *p) {
     for (int i = 0; i < p->n; i++) {
         int row = row_of[i];
         if (row < 0) continue;
-        truncated[row] = 0;
         lengths[row] = encode_text(p->texts[i], &p->run.vocab, p->run.tokenizer, max_len, p->ids + (long)row * max_len,
                                    &truncated[row]);
     }

@@ -1,7 +1,8 @@
 /* f64.c: model.c (with model/config.c), nn/layers.c and nn/attention.c
- * compiled a second time with float meaning double (see f64.h). Only model_f64_probe leaves this object: the Makefile
- * makes every other symbol local with objcopy, so the double model_forward
- * and the float one never meet at link time. */
+ * compiled a second time with float meaning double (see f64.h). Only
+ * model_f64_probe leaves this object: the Makefile makes every other symbol
+ * local with objcopy, so the double model_forward and the float one never
+ * meet at link time. */
 #include "model/f64.h"   /* before the switch: its prototype keeps float32 */
 
 #include <math.h>

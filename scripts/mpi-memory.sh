@@ -37,10 +37,10 @@ ARGS=(--tokenizer word --d-model 8 --heads 1 --d-ff 8 --layers 1 --max-len 16 --
       --val-split 0.01 --threads 1 --quiet)
 MPIRUN=(mpirun --allow-run-as-root --oversubscribe)
 
-# Peak RSS in MB of each process of a run, one a line (rank order not kept).
-# A run that fails, or reports fewer peaks than processes, is tried once more
-# (a 2-rank start can fail on a machine loaded by other tests); a second
-# failure ends the script with its output rather than a table of blanks.
+# The largest peak RSS in MB over the processes of a run. A run that fails,
+# or reports fewer peaks than processes, is tried once more (a 2-rank start
+# can fail on a machine loaded by other tests); a second failure ends the
+# script with its output rather than a table of blanks.
 run_once() {  # ranks (0: no mpirun), data file, output directory
     rm -rf "$3"
     if [ "$1" = 0 ]; then
@@ -49,11 +49,11 @@ run_once() {  # ranks (0: no mpirun), data file, output directory
         "${MPIRUN[@]}" -np "$1" "$TIME" -f 'peak_kb %M' "$TRAIN" "$2" "${ARGS[@]}" --out "$3" 2>"$tmp/time.txt" >/dev/null
     fi
 }
-peaks() {  # ranks (0: no mpirun), data file
+largest_peak() {  # ranks (0: no mpirun), data file
     local out=$tmp/run-$1-$(basename "$2") want=$(($1 > 0 ? $1 : 1)) try
     for try in 1 2; do
         if run_once "$1" "$2" "$out" && [ "$(grep -c '^peak_kb' "$tmp/time.txt")" -eq "$want" ]; then
-            awk '/^peak_kb/ { printf "%.1f\n", $2 / 1024 }' "$tmp/time.txt"
+            awk '/^peak_kb/ { printf "%.1f\n", $2 / 1024 }' "$tmp/time.txt" | sort -n | tail -n 1
             return 0
         fi
     done
@@ -61,23 +61,18 @@ peaks() {  # ranks (0: no mpirun), data file
     cat "$tmp/time.txt" >&2
     return 1
 }
-max_of() { sort -n | tail -n 1; }
 
 bytes=$(stat -c %s "$tmp/data.tsv")
-one_base=$(peaks 0 "$tmp/small.tsv") || exit 1
-one_base=$(max_of <<<"$one_base")
-one=$(peaks 0 "$tmp/data.tsv") || exit 1
-one=$(max_of <<<"$one")
+one_base=$(largest_peak 0 "$tmp/small.tsv") || exit 1
+one=$(largest_peak 0 "$tmp/data.tsv") || exit 1
 one_data=$(awk -v a="$one" -v b="$one_base" 'BEGIN { printf "%.1f", a - b }')
 printf "%d lines (%.1f MB); peak RSS in MB (baseline: the same run on 100 lines)\n" "$LINES" "$(awk -v b="$bytes" 'BEGIN { print b / 1048576 }')"
 printf "%-22s %9s %9s %9s %13s\n" "run" "peak" "baseline" "data" "data x ranks"
 printf "%-22s %9s %9s %9s %13s\n" "1 process" "$one" "$one_base" "$one_data" "$one_data"
 status=0
 for n in "${RANKS[@]}"; do
-    base=$(peaks "$n" "$tmp/small.tsv") || exit 1
-    base=$(max_of <<<"$base")
-    worst=$(peaks "$n" "$tmp/data.tsv") || exit 1
-    worst=$(max_of <<<"$worst")
+    base=$(largest_peak "$n" "$tmp/small.tsv") || exit 1
+    worst=$(largest_peak "$n" "$tmp/data.tsv") || exit 1
     data=$(awk -v a="$worst" -v b="$base" 'BEGIN { printf "%.1f", a - b }')
     printf "%-22s %9s %9s %9s %13s\n" "$n ranks (largest rank)" "$worst" "$base" "$data" \
         "$(awk -v d="$data" -v n="$n" 'BEGIN { printf "%.1f", d * n }')"

@@ -104,7 +104,6 @@ static void test_dropout_rule(void) {
     CHECK(wrong == 0, "dropout_drops disagrees with rng_uniform < p on %ld of %ld draws", wrong, draws);
 }
 
-
 static void test_masked_dropout(void) {
     enum { N = 4096, C = 64 };
     int *tokens = malloc(sizeof(int) * N);
