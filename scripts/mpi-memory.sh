@@ -37,29 +37,27 @@ ARGS=(--tokenizer word --d-model 8 --heads 1 --d-ff 8 --layers 1 --max-len 16 --
       --val-split 0.01 --threads 1 --quiet)
 MPIRUN=(mpirun --allow-run-as-root --oversubscribe)
 
-# The largest peak RSS in MB over the processes of a run. A run that fails,
-# or reports fewer peaks than processes, is tried once more (a 2-rank start
-# can fail on a machine loaded by other tests); a second failure ends the
-# script with its output rather than a table of blanks.
-run_once() {  # ranks (0: no mpirun), data file, output directory
-    rm -rf "$3"
-    if [ "$1" = 0 ]; then
-        "$TIME" -f 'peak_kb %M' "$TRAIN" "$2" "${ARGS[@]}" --out "$3" 2>"$tmp/time.txt" >/dev/null
-    else
-        "${MPIRUN[@]}" -np "$1" "$TIME" -f 'peak_kb %M' "$TRAIN" "$2" "${ARGS[@]}" --out "$3" 2>"$tmp/time.txt" >/dev/null
-    fi
-}
+# The largest peak RSS in MB over the processes of a run. Each process's
+# /usr/bin/time appends its own line to peaks.txt (-a -o: one short write to
+# a file opened for appending, so lines never mix; through mpirun's
+# forwarded stderr two ranks' lines could interleave mid-line). A run that
+# fails, or leaves fewer peaks than processes, ends the script with its
+# output rather than a table of blanks.
 largest_peak() {  # ranks (0: no mpirun), data file
-    local out=$tmp/run-$1-$(basename "$2") want=$(($1 > 0 ? $1 : 1)) try
-    for try in 1 2; do
-        if run_once "$1" "$2" "$out" && [ "$(grep -c '^peak_kb' "$tmp/time.txt")" -eq "$want" ]; then
-            awk '/^peak_kb/ { printf "%.1f\n", $2 / 1024 }' "$tmp/time.txt" | sort -n | tail -n 1
-            return 0
-        fi
-    done
-    echo "error: the run on $(basename "$2") with $1 rank(s) (0: no mpirun) failed twice; its output:" >&2
-    cat "$tmp/time.txt" >&2
-    return 1
+    local out=$tmp/run-$1-$(basename "$2") want=$(($1 > 0 ? $1 : 1)) ok=1
+    local timed=("$TIME" -a -o "$tmp/peaks.txt" -f 'peak_kb %M' "$TRAIN" "$2" "${ARGS[@]}" --out "$out")
+    rm -rf "$out" "$tmp/peaks.txt"
+    if [ "$1" = 0 ]; then
+        "${timed[@]}" 2>"$tmp/stderr.txt" >/dev/null || ok=0
+    else
+        "${MPIRUN[@]}" -np "$1" "${timed[@]}" 2>"$tmp/stderr.txt" >/dev/null || ok=0
+    fi
+    if [ $ok = 0 ] || [ "$(grep -c '^peak_kb [0-9]*$' "$tmp/peaks.txt" 2>/dev/null)" != "$want" ]; then
+        echo "error: the run on $(basename "$2") with $1 rank(s) (0: no mpirun) failed or left no peak; its output:" >&2
+        cat "$tmp/stderr.txt" "$tmp/peaks.txt" >&2 2>/dev/null
+        return 1
+    fi
+    awk '{ printf "%.1f\n", $2 / 1024 }' "$tmp/peaks.txt" | sort -n | tail -n 1
 }
 
 bytes=$(stat -c %s "$tmp/data.tsv")
