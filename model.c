@@ -170,7 +170,8 @@ static size_t layout_acts(ModelActs *a, const ModelConfig *c, int max_batch, flo
         TAKE(la->att_heads, N * d);
         TAKE(la->resid1, N * d);
         TAKE(la->ln2_out, N * d); TAKE(la->ln2_mean, N); TAKE(la->ln2_rstd, N);
-        TAKE(la->ff_pre, N * f); TAKE(la->ff_hidden, N * f); TAKE(la->ff_out, N * d);
+        if (c->activation == ACT_GELU) TAKE(la->ff_pre, N * f);   /* relu's backward reads ff_hidden */
+        TAKE(la->ff_hidden, N * f); TAKE(la->ff_out, N * d);
         TAKE(la->resid2, N * d);
     }
     TAKE(a->att_probs, att); TAKE(a->att_proj, N * d);
@@ -422,12 +423,16 @@ static const float *layer_forward(Model *m, int l, const float *x, int B, int T,
         layernorm_forward(la->ln1_out, la->ln1_mean, la->ln1_rstd, la->resid1, P + lp->norm1_w, P + lp->norm1_b, N, d);
         ffn_in = la->ln1_out;
     }
-    /* relu is made as the product finishes; forward only (no backward to
-     * read the pre-activation) it replaces the product in ff_hidden */
-    int gelu = c->activation == ACT_GELU;
-    linear_forward_fused(opt->forward_only && !gelu ? la->ff_hidden : la->ff_pre, ffn_in, P + lp->linear1_w,
-                         P + lp->linear1_b, N, d, f, gelu ? NULL : la->ff_hidden, NULL, NULL);
-    if (gelu) gelu_forward(la->ff_hidden, la->ff_pre, Nf);
+    /* relu is made in place as the product finishes: its backward reads
+     * the output (relu_dropout_backward_inplace), so only gelu keeps the
+     * pre-activation */
+    if (c->activation == ACT_GELU) {
+        linear_forward(la->ff_pre, ffn_in, P + lp->linear1_w, P + lp->linear1_b, N, d, f);
+        gelu_forward(la->ff_hidden, la->ff_pre, Nf);
+    } else {
+        linear_forward_fused(la->ff_hidden, ffn_in, P + lp->linear1_w, P + lp->linear1_b, N, d, f, la->ff_hidden,
+                             NULL, NULL);
+    }
     if (dropout)
         dropout_apply(la->ff_hidden, la->ff_hidden, B, T, f, drop_key(m, layer_site(l, DROP_FFN_ACT)));
     /* the second residual adds to r1 (pre-norm) or to LN1's output (post-norm) */
@@ -569,9 +574,12 @@ static void layer_backward(Model *m, int l, const float *x, const float *dout, f
     }
     linear_backward_to(a->d_ff_a, G + lp->linear2_w, G + lp->linear2_b, d_ff_out, la->ff_hidden,
                        P + lp->linear2_w, N, f, d);
-    if (dropout) dropout_apply(a->d_ff_a, a->d_ff_a, B, T, f, drop_key(m, layer_site(l, DROP_FFN_ACT)));
-    if (c->activation == ACT_GELU) gelu_backward_inplace(a->d_ff_a, la->ff_pre, Nf);
-    else relu_backward_inplace(a->d_ff_a, la->ff_pre, Nf);
+    if (c->activation == ACT_GELU) {
+        if (dropout) dropout_apply(a->d_ff_a, a->d_ff_a, B, T, f, drop_key(m, layer_site(l, DROP_FFN_ACT)));
+        gelu_backward_inplace(a->d_ff_a, la->ff_pre, Nf);
+    } else {
+        relu_dropout_backward_inplace(a->d_ff_a, la->ff_hidden, dropout ? 1.0f / (1.0f - c->dropout) : 1.0f, Nf);
+    }
     const float *ffn_in = pre ? la->ln2_out : la->ln1_out;
     /* d of the FFN input: the residual path (post-norm) plus linear1's input gradient */
     if (pre)

@@ -305,9 +305,9 @@ void relu_backward(float *dinp, const float *dout, const float *inp, long n) {
     for (long i = 0; i < n; i++) dinp[i] += inp[i] > 0.0f ? dout[i] : 0.0f;
 }
 
-void relu_backward_inplace(float *d, const float *inp, long n) {
+void relu_dropout_backward_inplace(float *d, const float *out, float keep_scale, long n) {
     #pragma omp parallel for schedule(static)
-    for (long i = 0; i < n; i++) d[i] = inp[i] > 0.0f ? d[i] : 0.0f;
+    for (long i = 0; i < n; i++) d[i] = out[i] > 0.0f ? d[i] * keep_scale : 0.0f;
 }
 
 #define INV_SQRT2 0.70710678118654752440

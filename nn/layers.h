@@ -128,10 +128,16 @@ void relu_forward(float *out, const float *inp, long n);
 void relu_backward(float *dinp, const float *dout, const float *inp, long n);
 void gelu_forward(float *out, const float *inp, long n);
 void gelu_backward(float *dinp, const float *dout, const float *inp, long n);
-/* The same gradients in place: d = d * activation'(inp), d holding the
- * output gradient on entry (no second buffer, no zeroing). */
-void relu_backward_inplace(float *d, const float *inp, long n);
+/* The same gradient in place: d = d * gelu'(inp), d holding the output
+ * gradient on entry (no second buffer, no zeroing). */
 void gelu_backward_inplace(float *d, const float *inp, long n);
+/* Through dropout and relu at once, in place, from the output alone:
+ * out = relu(x) * factor with each factor 0 or keep_scale (keep_scale 1
+ * without dropout), so out > 0 exactly where x > 0 and the element was kept,
+ * and there d(x) = d(out) * keep_scale; elsewhere 0. Neither x nor the mask
+ * is kept or drawn again. (Where the element was dropped, d * 0 * relu'
+ * gave a zero too, perhaps -0: a sum that starts from +0 adds it away.) */
+void relu_dropout_backward_inplace(float *d, const float *out, float keep_scale, long n);
 
 /* Pooling (B,T,C) -> (B,C): mean over non-[PAD] positions, or position 0 ([CLS]). */
 void mean_pool_forward(float *out, const float *inp, const int *tokens, int B, int T, int C);

@@ -133,9 +133,23 @@ static inline void mm_kernel(int kc, const float *restrict a, long a_rs, long a_
             for (int j = 0; j < MM_NR; j++) acc[i][j] = MM_FMA(a_ik, b[j], acc[i][j]);
         }
     }
-    for (int i = 0; i < MM_MR; i++)
-        for (int j = 0; j < MM_NR; j++) c[i * ldc + j] = acc[i][j];
-    if (ep) mm_epilogue_apply(ep, c, ldc, MM_MR, MM_NR);   /* the tile just stored, still in L1 */
+    if (!ep) {
+        for (int i = 0; i < MM_MR; i++)
+            for (int j = 0; j < MM_NR; j++) c[i * ldc + j] = acc[i][j];
+        return;
+    }
+    /* the epilogue from the registers, mm_epilogue_apply's rules */
+    float *relu = ep->relu ? (ep->in_place ? c : ep->relu) : NULL;
+    float *sum = ep->sum ? (ep->in_place ? c : ep->sum) : NULL;
+    if (!ep->in_place)
+        for (int i = 0; i < MM_MR; i++)
+            for (int j = 0; j < MM_NR; j++) c[i * ldc + j] = acc[i][j];
+    if (relu)
+        for (int i = 0; i < MM_MR; i++)
+            for (int j = 0; j < MM_NR; j++) relu[i * ldc + j] = acc[i][j] > 0.0f ? acc[i][j] : 0.0f;
+    if (sum)
+        for (int i = 0; i < MM_MR; i++)
+            for (int j = 0; j < MM_NR; j++) sum[i * ldc + j] = ep->add[i * ldc + j] + acc[i][j];
 }
 
 /* Packs rows [row0, row0+rows) x k in [k0, k0+kc) of A as panel[k][MR],

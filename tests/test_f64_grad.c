@@ -54,6 +54,7 @@ static const GradCase CASES[] = {
     {"pre relu mean sinusoidal weighted", NORM_PRE, ACT_RELU, POOL_MEAN, PE_SINUSOIDAL, 1, 0.0},
     {"post gelu mean learned dropout", NORM_POST, ACT_GELU, POOL_MEAN, PE_LEARNED, 0, 0.2},
     {"pre gelu cls sinusoidal dropout weighted", NORM_PRE, ACT_GELU, POOL_CLS, PE_SINUSOIDAL, 1, 0.3},
+    {"post relu cls learned dropout", NORM_POST, ACT_RELU, POOL_CLS, PE_LEARNED, 0, 0.3},
 };
 
 enum { BATCH = 4, SEQ = 7 };
