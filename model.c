@@ -94,8 +94,18 @@ static size_t add_tensor(Model *m, const char *name, int rows, int cols, int dec
     t->size = (size_t)rows * (size_t)(cols > 0 ? cols : 1);
     t->offset = m->n_params;
     t->decay = decay;
+    t->grad_written = 0;
     m->n_params += t->size;
     return t->offset;
+}
+
+/* A linear layer's weight or bias: its backward (linear_backward_to/_from)
+ * writes the whole gradient, as the first and only contribution of a
+ * backward pass, so model_backward does not zero it first. */
+static size_t add_linear_tensor(Model *m, const char *name, int rows, int cols, int decay) {
+    size_t offset = add_tensor(m, name, rows, cols, decay);
+    m->tensors[m->n_tensors - 1].grad_written = 1;
+    return offset;
 }
 
 /* Lays out every tensor, in state_dict order; fills the offsets in acts. */
@@ -109,21 +119,21 @@ static void layout_params(Model *m, ModelActs *a) {
     if (c->pe == PE_LEARNED) a->pos_embedding = add_tensor(m, "pos_embedding.weight", c->max_len, d, 1);
     for (int l = 0; l < c->n_layers; l++) {
         LayerParams *p = &a->layer_params[l];
-#define LAYER_TENSOR(field, suffix, rows, cols, decay) \
+#define LAYER_TENSOR(add, field, suffix, rows, cols, decay) \
         snprintf(name, sizeof name, "encoder.layers.%d.%s", l, suffix); \
-        p->field = add_tensor(m, name, rows, cols, decay)
-        LAYER_TENSOR(in_proj_w, "self_attn.in_proj_weight", 3 * d, d, 1);
-        LAYER_TENSOR(in_proj_b, "self_attn.in_proj_bias", 3 * d, 0, 0);
-        LAYER_TENSOR(out_proj_w, "self_attn.out_proj.weight", d, d, 1);
-        LAYER_TENSOR(out_proj_b, "self_attn.out_proj.bias", d, 0, 0);
-        LAYER_TENSOR(linear1_w, "linear1.weight", c->d_ff, d, 1);
-        LAYER_TENSOR(linear1_b, "linear1.bias", c->d_ff, 0, 0);
-        LAYER_TENSOR(linear2_w, "linear2.weight", d, c->d_ff, 1);
-        LAYER_TENSOR(linear2_b, "linear2.bias", d, 0, 0);
-        LAYER_TENSOR(norm1_w, "norm1.weight", d, 0, 0);
-        LAYER_TENSOR(norm1_b, "norm1.bias", d, 0, 0);
-        LAYER_TENSOR(norm2_w, "norm2.weight", d, 0, 0);
-        LAYER_TENSOR(norm2_b, "norm2.bias", d, 0, 0);
+        p->field = add(m, name, rows, cols, decay)
+        LAYER_TENSOR(add_linear_tensor, in_proj_w, "self_attn.in_proj_weight", 3 * d, d, 1);
+        LAYER_TENSOR(add_linear_tensor, in_proj_b, "self_attn.in_proj_bias", 3 * d, 0, 0);
+        LAYER_TENSOR(add_linear_tensor, out_proj_w, "self_attn.out_proj.weight", d, d, 1);
+        LAYER_TENSOR(add_linear_tensor, out_proj_b, "self_attn.out_proj.bias", d, 0, 0);
+        LAYER_TENSOR(add_linear_tensor, linear1_w, "linear1.weight", c->d_ff, d, 1);
+        LAYER_TENSOR(add_linear_tensor, linear1_b, "linear1.bias", c->d_ff, 0, 0);
+        LAYER_TENSOR(add_linear_tensor, linear2_w, "linear2.weight", d, c->d_ff, 1);
+        LAYER_TENSOR(add_linear_tensor, linear2_b, "linear2.bias", d, 0, 0);
+        LAYER_TENSOR(add_tensor, norm1_w, "norm1.weight", d, 0, 0);
+        LAYER_TENSOR(add_tensor, norm1_b, "norm1.bias", d, 0, 0);
+        LAYER_TENSOR(add_tensor, norm2_w, "norm2.weight", d, 0, 0);
+        LAYER_TENSOR(add_tensor, norm2_b, "norm2.bias", d, 0, 0);
 #undef LAYER_TENSOR
     }
     if (c->norm == NORM_PRE) {
@@ -132,15 +142,15 @@ static void layout_params(Model *m, ModelActs *a) {
     }
     if (model_is_mlm(c)) {
         /* the tied projection's matrix is embedding.weight */
-        a->mlm_dense_w = add_tensor(m, "mlm.dense.weight", d, d, 1);
-        a->mlm_dense_b = add_tensor(m, "mlm.dense.bias", d, 0, 0);
+        a->mlm_dense_w = add_linear_tensor(m, "mlm.dense.weight", d, d, 1);
+        a->mlm_dense_b = add_linear_tensor(m, "mlm.dense.bias", d, 0, 0);
         a->mlm_norm_w = add_tensor(m, "mlm.norm.weight", d, 0, 0);
         a->mlm_norm_b = add_tensor(m, "mlm.norm.bias", d, 0, 0);
-        a->mlm_bias = add_tensor(m, "mlm.bias", c->vocab_size, 0, 0);
+        a->mlm_bias = add_linear_tensor(m, "mlm.bias", c->vocab_size, 0, 0);   /* embedding.weight: zeroed */
         return;
     }
-    a->head_w = add_tensor(m, "head.weight", c->n_classes, d, 1);
-    a->head_b = add_tensor(m, "head.bias", c->n_classes, 0, 0);
+    a->head_w = add_linear_tensor(m, "head.weight", c->n_classes, d, 1);
+    a->head_b = add_linear_tensor(m, "head.bias", c->n_classes, 0, 0);
 }
 
 const ParamTensor *model_find_tensor(const Model *m, const char *name) {
@@ -634,6 +644,20 @@ static const float *layer_input(const Model *m, int l) {
 
 static void encoder_backward(Model *m);
 
+/* Zeroes the gradients the backward adds to (embeddings, norms), not those
+ * it writes whole (grad_written). */
+static void zero_accumulated_grads(Model *m) {
+    #pragma omp parallel
+    for (int k = 0; k < m->n_tensors; k++) {
+        const ParamTensor *t = &m->tensors[k];
+        if (t->grad_written) continue;
+        float *g = m->grads + t->offset;
+        long n = (long)t->size;
+        #pragma omp for schedule(static) nowait
+        for (long i = 0; i < n; i++) g[i] = 0.0f;
+    }
+}
+
 /* The encoder output's gradient goes here before encoder_backward. */
 static float *encoder_grad(Model *m) { return m->cfg.norm == NORM_PRE ? m->acts->d_ln : m->acts->d_stream; }
 
@@ -647,8 +671,11 @@ static void mlm_backward(Model *m) {
     float *G = m->grads;
     int M = a->mlm_n, d = c->d_model, V = c->vocab_size;
     long Md = (long)M * d, Nd = (long)m->batch * m->seq_len * d;
-    model_zero_grad(m);
-    if (M <= 0) return;
+    if (M <= 0) {
+        model_zero_grad(m);
+        return;
+    }
+    zero_accumulated_grads(m);
     softmax_xent_rows_backward(a->mlm_probs, a->mlm_targets, M, V);   /* now d logits */
     linear_backward_to(a->d_mlm_a, G + a->embedding, G + a->mlm_bias, a->mlm_probs, a->mlm_out, P + a->embedding,
                        M, d, V);
@@ -676,7 +703,7 @@ void model_backward(Model *m) {
         return;
     }
     if (!a->has_labels) return;
-    model_zero_grad(m);
+    zero_accumulated_grads(m);
 
     crossentropy_backward(a->d_logits, a->probs, a->labels, a->class_weights, B, NC);
     TAP(a, GRAD_LOGITS, -1, a->d_logits);

@@ -41,6 +41,7 @@ typedef struct {
     size_t size;        /* number of floats */
     size_t offset;      /* into params, grads, adam_m, adam_v */
     int decay;          /* 1: AdamW weight decay applies (matrices, embeddings) */
+    int grad_written;   /* 1: model_backward writes this gradient whole (linear layers), without zeroing it first */
 } ParamTensor;
 
 #define MODEL_MAX_TENSORS 256

@@ -29,9 +29,10 @@ void linear_forward_fused(float *out, const float *inp, const float *weight, con
     matmul_epilogue(out, OC, x, w_t, bias, bias ? MM_BIAS : MM_ZERO, N, OC, C, relu || sum ? &ep : NULL);
 }
 
-/* dbias[o] += sum over n of dout[n][o], n in increasing order. Threads own
- * column ranges; rows are walked in order so the loads stay contiguous. */
-static void column_sums_add(float *dbias, const float *dout, int N, int OC) {
+/* dbias[o] = sum over n of dout[n][o], n in increasing order, from 0 (the
+ * sum is never -0, so this is also 0 + the sum). Threads own column ranges;
+ * rows are walked in order so the loads stay contiguous. */
+static void column_sums(float *dbias, const float *dout, int N, int OC) {
     enum { CHUNK = 32 };
     int chunks = (OC + CHUNK - 1) / CHUNK;
     #pragma omp parallel for schedule(static) if (chunks > 1 && (long)N * OC > 65536)
@@ -43,27 +44,20 @@ static void column_sums_add(float *dbias, const float *dout, int N, int OC) {
             #pragma omp simd
             for (int o = 0; o < width; o++) sum[o] += g[o];
         }
-        for (int o = 0; o < width; o++) dbias[o0 + o] += sum[o];
+        for (int o = 0; o < width; o++) dbias[o0 + o] = sum[o];
     }
 }
 
-/* dinp_init: MM_ACCUMULATE adds to dinp, MM_ZERO writes it (each element's
- * chain then starts from 0 in a register instead of the 0 loaded from a
- * zeroed buffer: the same result). */
+/* dinp_init: MM_ZERO writes dinp, MM_START writes start + the product. */
 static void linear_backward_init(float *dinp, float *dweight, float *dbias, const float *dout, const float *inp,
                                  const float *weight, int N, int C, int OC, MatInit dinp_init, const float *start) {
     MatView g = {dout, OC, 1}, g_t = {dout, 1, OC};
     MatView w = {weight, C, 1}, x = {inp, C, 1};
-    /* dinp (N x C) (+)= dout (N x OC) times weight (OC x C) */
+    /* dinp (N x C) = (start +) dout (N x OC) times weight (OC x C) */
     if (dinp) matmul(dinp, C, g, w, start, dinp_init, N, C, OC);
-    /* dweight (OC x C) += dout^T (OC x N) times inp (N x C) */
-    matmul(dweight, C, g_t, x, NULL, MM_ACCUMULATE, OC, C, N);
-    if (dbias) column_sums_add(dbias, dout, N, OC);
-}
-
-void linear_backward(float *dinp, float *dweight, float *dbias, const float *dout,
-                     const float *inp, const float *weight, int N, int C, int OC) {
-    linear_backward_init(dinp, dweight, dbias, dout, inp, weight, N, C, OC, MM_ACCUMULATE, NULL);
+    /* dweight (OC x C) = dout^T (OC x N) times inp (N x C) */
+    matmul(dweight, C, g_t, x, NULL, MM_ZERO, OC, C, N);
+    if (dbias) column_sums(dbias, dout, N, OC);
 }
 
 void linear_backward_to(float *dinp, float *dweight, float *dbias, const float *dout,

@@ -23,15 +23,14 @@ void linear_forward(float *out, const float *inp, const float *weight, const flo
  * instead of the product (for callers that need no product). */
 void linear_forward_fused(float *out, const float *inp, const float *weight, const float *bias, int N, int C,
                           int OC, float *relu, const float *add, float *sum);
-/* dinp (N,C) += dout @ weight; dweight (OC,C) += dout^T @ inp; dbias (OC) += column sums.
- * dinp may be NULL when the input needs no gradient. */
-void linear_backward(float *dinp, float *dweight, float *dbias, const float *dout,
-                     const float *inp, const float *weight, int N, int C, int OC);
-/* linear_backward writing dinp = dout @ weight instead of adding to it: the
- * numbers of zeroing dinp and adding, without the pass that zeroes it. */
+/* The backward of a linear layer, writing (not adding to) its three
+ * gradients: dinp (N,C) = dout @ weight, dweight (OC,C) = dout^T @ inp,
+ * dbias (OC) = the column sums of dout, each element one chain started from
+ * 0 in a register: the numbers of zeroing them first and adding, without
+ * the zeroing pass or reading the zeros back. dinp and dbias may be NULL. */
 void linear_backward_to(float *dinp, float *dweight, float *dbias, const float *dout,
                         const float *inp, const float *weight, int N, int C, int OC);
-/* linear_backward writing dinp = start + dout @ weight (start (N,C), not
+/* linear_backward_to with dinp = start + dout @ weight (start (N,C), not
  * dinp): the numbers of copying start into dinp and adding, without the copy. */
 void linear_backward_from(float *dinp, const float *start, float *dweight, float *dbias, const float *dout,
                           const float *inp, const float *weight, int N, int C, int OC);

@@ -1,6 +1,7 @@
 /* test_model.c: properties of the model core: positional encoding against
  * its closed form, masked dropout, padding invariance, thread-count
- * determinism, the checkpoint round trip and refusal of mismatched files. */
+ * determinism, gradients written whatever grads held, the checkpoint round
+ * trip and refusal of mismatched files. */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -279,6 +280,58 @@ static void train_five_steps(int threads, RunResult *out) {
     model_free(m);
 }
 
+/* One training forward and backward on a fixed batch (the MLM objective
+ * when cfg has no classes); the gradients are left in m->grads. */
+static void forward_backward(Model *m, const int *tokens, const int *labels, int B, int T) {
+    ForwardOptions opt = {.training = 1, .seed = 3, .step = 2};
+    if (model_is_mlm(&m->cfg)) {
+        int targets[8 * 24];
+        for (int i = 0; i < B * T; i++) targets[i] = i % 5 == 1 && tokens[i] >= 5 ? tokens[i] : -1;
+        model_forward_mlm(m, tokens, targets, B, T, &opt);
+    } else {
+        model_forward(m, tokens, labels, B, T, &opt);
+    }
+    model_backward(m);
+}
+
+/* model_backward writes every gradient: the linear layers' are written
+ * without being zeroed first (grad_written), the rest zeroed and added to.
+ * A second backward over gradients filled with garbage must give the same
+ * bits as the first; a tensor wrongly taken as written keeps the garbage. */
+static void test_backward_writes(void) {
+    for (int variant = 0; variant < 3; variant++) {
+        ModelConfig cfg = small_config();
+        if (variant == 1) {
+            cfg.norm = NORM_PRE;
+            cfg.activation = ACT_GELU;
+            cfg.pool = POOL_CLS;
+            cfg.pe = PE_LEARNED;
+        }
+        if (variant == 2) cfg.n_classes = 0;
+        char err[256];
+        Model *m = model_create(&cfg, 8, err, sizeof err);
+        if (!m) { CHECK(0, "%s", err); return; }
+        model_init(m, 19);
+        int tokens[8 * 24], labels[8];
+        make_tokens(tokens, labels, 8, 24, 4u);
+        forward_backward(m, tokens, labels, 8, 24);
+        float *first = malloc(sizeof(float) * m->n_params);
+        memcpy(first, m->grads, sizeof(float) * m->n_params);
+        double norm = 0.0;
+        for (size_t i = 0; i < m->n_params; i++) norm += (double)first[i] * first[i];
+        CHECK(norm > 0.0, "variant %d: the gradients are all zero", variant);
+        for (size_t i = 0; i < m->n_params; i++) m->grads[i] = 1e30f;
+        forward_backward(m, tokens, labels, 8, 24);
+        for (int k = 0; k < m->n_tensors; k++) {
+            const ParamTensor *t = &m->tensors[k];
+            CHECK(memcmp(first + t->offset, m->grads + t->offset, sizeof(float) * t->size) == 0,
+                  "variant %d: %s's gradient depends on what grads held before the backward", variant, t->name);
+        }
+        free(first);
+        model_free(m);
+    }
+}
+
 static void test_thread_determinism(void) {
     ModelConfig cfg = small_config();
     cfg.pe = PE_LEARNED;
@@ -467,6 +520,7 @@ int main(void) {
     test_eval_identity();
     test_padding_invariance();
     test_thread_determinism();
+    test_backward_writes();
     test_checkpoint_round_trip(dir);
     char cmd[600];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
