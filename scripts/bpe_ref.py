@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """bpe_ref.py: a plain reference of the BPE tokenizer, written from the spec text
-alone, to check text/bpe.c against (tests/test_bpe_twin.sh).
+alone, to check text/bpe.c and bpe_learn.c against (tests/test_bpe_twin.sh).
 
 Deliberately simple and slow: pairs are recounted from scratch before every
 merge. Use it on small corpora only.

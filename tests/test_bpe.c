@@ -1,4 +1,4 @@
-/* test_bpe.c: the BPE tokenizer (text/bpe.c) on cases worked out by hand.
+/* test_bpe.c: the BPE tokenizer (text/bpe.c, bpe_learn.c) on cases worked out by hand.
  *
  * Notation in the comments: "_" stands for the marker U+2581 (bytes E2 96 81),
  * so "_l" is the marked l. In byte order every plain ASCII symbol comes before

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# test_bpe_twin.sh: text/bpe.c (through tests/tool_bpe) against the plain
+# test_bpe_twin.sh: text/bpe.c and bpe_learn.c (through tests/tool_bpe) against the plain
 # Python reference scripts/bpe_ref.py, written from the spec alone. Learns on
 # (a) a synthetic corpus made here (mixed case, punctuation, literal
 # specials, TAB labels, accents, CJK, 4-byte code points and U+2581 itself,
