@@ -30,14 +30,16 @@ typedef struct {
 
 /* Saved activations of one encoder layer (see the flow in layer_forward):
  * only what the backward reads. Dropout masks are not kept: the backward
- * draws them again from their keys. */
+ * draws them again from their keys, or (the FFN activation's, with relu)
+ * reads them off the activation itself. */
 typedef struct {
     float *ln1_out, *ln1_mean, *ln1_rstd;
     float *qkv;
     float *att_stats;   /* (B,NH,T,2): each attention softmax row's max and 1/sum */
     float *att_heads, *resid1;
     float *ln2_out, *ln2_mean, *ln2_rstd;
-    float *ff_pre, *ff_hidden, *ff_out, *resid2;  /* ff_hidden: activation, after dropout */
+    float *ff_pre;      /* gelu only (NULL with relu, whose backward reads ff_hidden) */
+    float *ff_hidden, *ff_out, *resid2;  /* ff_hidden: activation, after dropout */
 } LayerActs;
 
 struct ModelActs {
@@ -100,8 +102,9 @@ static size_t add_tensor(Model *m, const char *name, int rows, int cols, int dec
 }
 
 /* A linear layer's weight or bias: its backward (linear_backward_to/_from)
- * writes the whole gradient, as the first and only contribution of a
- * backward pass, so model_backward does not zero it first. */
+ * writes the whole gradient, as the first contribution of a backward pass,
+ * so model_backward does not zero it first. (The tied embedding.weight of
+ * pretraining is written by the MLM head first, then added to.) */
 static size_t add_linear_tensor(Model *m, const char *name, int rows, int cols, int decay) {
     size_t offset = add_tensor(m, name, rows, cols, decay);
     m->tensors[m->n_tensors - 1].grad_written = 1;
@@ -115,7 +118,8 @@ static void layout_params(Model *m, ModelActs *a) {
     char name[64];
     m->n_tensors = 0;
     m->n_params = 0;
-    a->embedding = add_tensor(m, "embedding.weight", c->vocab_size, d, 1);
+    /* pretraining: the tied head's product writes its gradient first */
+    a->embedding = (model_is_mlm(c) ? add_linear_tensor : add_tensor)(m, "embedding.weight", c->vocab_size, d, 1);
     if (c->pe == PE_LEARNED) a->pos_embedding = add_tensor(m, "pos_embedding.weight", c->max_len, d, 1);
     for (int l = 0; l < c->n_layers; l++) {
         LayerParams *p = &a->layer_params[l];
@@ -146,7 +150,7 @@ static void layout_params(Model *m, ModelActs *a) {
         a->mlm_dense_b = add_linear_tensor(m, "mlm.dense.bias", d, 0, 0);
         a->mlm_norm_w = add_tensor(m, "mlm.norm.weight", d, 0, 0);
         a->mlm_norm_b = add_tensor(m, "mlm.norm.bias", d, 0, 0);
-        a->mlm_bias = add_linear_tensor(m, "mlm.bias", c->vocab_size, 0, 0);   /* embedding.weight: zeroed */
+        a->mlm_bias = add_linear_tensor(m, "mlm.bias", c->vocab_size, 0, 0);
         return;
     }
     a->head_w = add_linear_tensor(m, "head.weight", c->n_classes, d, 1);
@@ -217,7 +221,8 @@ size_t model_memory_bytes(const ModelConfig *c, int max_batch) {
     /* Estimated in double first so absurd configs cannot overflow size_t. */
     double N = (double)max_batch * c->max_len, d = c->d_model, f = c->d_ff;
     double att = (double)max_batch * c->n_heads * c->max_len * c->max_len;
-    double per_layer_acts = N * (9 * d + 2 * f + 4 + 2 * c->n_heads);
+    double ff_pre = c->activation == ACT_GELU ? f : 0;   /* as layout_acts */
+    double per_layer_acts = N * (9 * d + f + ff_pre + 4 + 2 * c->n_heads);
     double params = (double)c->vocab_size * d + c->n_layers * (4 * d * d + 2 * d * f + 9 * d + f) +
                     (double)c->max_len * d + (double)c->n_classes * (d + 1) + 2 * d;
     double floats = 4 * params + c->n_layers * per_layer_acts + N * (13 * d + f + 2) + att +
@@ -719,7 +724,7 @@ void model_backward(Model *m) {
 }
 
 /* From the encoder output's gradient in encoder_grad(m) down to the
- * embedding table, adding to the parameter gradients. */
+ * embedding table: writes the linear layers' gradients, adds to the rest. */
 static void encoder_backward(Model *m) {
     const ModelConfig *c = &m->cfg;
     ModelActs *a = m->acts;

@@ -1,9 +1,11 @@
 /* layers.h: the transformer's layers as forward/backward pairs over flat
  * row-major float arrays. Conventions: N = B*T rows; backward functions
  * ACCUMULATE (+=) into input gradients and parameter gradients, so callers
- * zero or seed those buffers first, except the input gradients of the *_to
- * variants (written) and *_from (written as start + the gradient). Every parallel loop owns its outputs and
- * sums in a fixed order: results do not depend on the thread count. */
+ * zero or seed those buffers first, except where a function says it writes
+ * (the *_to variants; *_from writes start + the gradient; the linear
+ * layer's backward writes its parameter gradients too). Every parallel loop
+ * owns its outputs and sums in a fixed order: results do not depend on the
+ * thread count. */
 #ifndef LAYERS_H
 #define LAYERS_H
 

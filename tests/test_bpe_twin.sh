@@ -21,7 +21,7 @@ if [ -z "$python" ]; then
     exit 0
 fi
 if [ ! -x "$tool" ]; then
-    echo "test_bpe_twin: no tool at $tool (build tests/tool_bpe.c with text/bpe.c, or set BPE_TOOL)" >&2
+    echo "test_bpe_twin: no tool at $tool (make build/tests/tool_bpe, or set BPE_TOOL)" >&2
     exit 1
 fi
 tmp=$(mktemp -d)

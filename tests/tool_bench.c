@@ -107,8 +107,9 @@ static double flops_per_token(const BenchConfig *c) {
 /* Bytes a training step needs, analytically: parameters, gradients and both
  * Adam moments (4 floats each), plus the activations the backward must see:
  * per layer the inputs of every product and normalisation (qkv 3Nd, heads Nd,
- * residual sums 2Nd, normalised outputs 2Nd, FFN pre-activation and hidden
- * 2Nf, each attention softmax row's max and 1/sum 2*N*heads), the embedding
+ * residual sums 2Nd, normalised outputs 2Nd, the FFN's relu output Nf (its
+ * backward needs no pre-activation), each attention softmax row's max and
+ * 1/sum 2*N*heads), the embedding
  * sum Nd; one byte per element of each stored dropout mask (the attention's
  * are drawn where used, never stored); the backward's gradient buffers for
  * one layer at a time (stream 2Nd, qkv 3Nd, hidden Nf); and the fused
@@ -116,7 +117,7 @@ static double flops_per_token(const BenchConfig *c) {
  * matrices, 64 KB each at most) and the head's packed k and v. */
 static double analytic_bytes(const Model *m, const BenchConfig *c, float dropout, int threads) {
     double N = (double)c->batch * c->seq, d = c->d_model, f = c->d_ff;
-    double per_layer = 8 * N * d + 2 * N * f + 2 * N * c->heads;
+    double per_layer = 8 * N * d + N * f + 2 * N * c->heads;
     double act_floats = c->layers * per_layer + N * d;
     double mask_bytes = dropout > 0 ? c->layers * (2 * N * d + N * f) + N * d : 0;
     double grad_floats = 5 * N * d + N * f;

@@ -176,7 +176,7 @@ static inline int pairmap_put(PairMap *m, uint64_t k, int val) {
     return 0;
 }
 
-/* ---- The vocabulary and merges (text/bpe.c builds and reads them) ---- */
+/* ---- The vocabulary and merges ---- */
 
 typedef struct {
     int left, right, result; /* symbol ids: left + right = result */
