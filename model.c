@@ -15,7 +15,6 @@
 #include "nn/attention.h"
 #include "nn/layers.h"
 #include "nn/threads.h"
-#include "model/param_blocks.h"
 
 /* Keys of the counter-based generator: one site per random draw location. */
 enum { SITE_EMBED_DROPOUT = 1, SITE_LAYER_BASE = 100, SITES_PER_LAYER = 10, SITE_INIT_BASE = 1000000 };
@@ -593,7 +592,7 @@ static void layer_backward(Model *m, int l, const float *x, const float *dout, f
         if (dropout) dropout_apply(a->d_ff_a, a->d_ff_a, B, T, f, drop_key(m, layer_site(l, DROP_FFN_ACT)));
         gelu_backward_inplace(a->d_ff_a, la->ff_pre, Nf);
     } else {
-        relu_dropout_backward_inplace(a->d_ff_a, la->ff_hidden, dropout ? 1.0f / (1.0f - c->dropout) : 1.0f, Nf);
+        relu_dropout_backward_inplace(a->d_ff_a, la->ff_hidden, drop_key(m, layer_site(l, DROP_FFN_ACT)), Nf);
     }
     const float *ffn_in = pre ? la->ln2_out : la->ln1_out;
     /* d of the FFN input: the residual path (post-norm) plus linear1's input gradient */
@@ -649,13 +648,13 @@ static const float *layer_input(const Model *m, int l) {
 
 static void encoder_backward(Model *m);
 
-/* Zeroes the gradients the backward adds to (embeddings, norms), not those
- * it writes whole (grad_written). */
-static void zero_accumulated_grads(Model *m) {
+/* Zeroes the gradient of every tensor (all), or only of those the backward
+ * adds to (embeddings, norms), not of those it writes whole (grad_written). */
+static void zero_grads(Model *m, int all) {
     #pragma omp parallel
     for (int k = 0; k < m->n_tensors; k++) {
         const ParamTensor *t = &m->tensors[k];
-        if (t->grad_written) continue;
+        if (t->grad_written && !all) continue;
         float *g = m->grads + t->offset;
         long n = (long)t->size;
         #pragma omp for schedule(static) nowait
@@ -677,10 +676,10 @@ static void mlm_backward(Model *m) {
     int M = a->mlm_n, d = c->d_model, V = c->vocab_size;
     long Md = (long)M * d, Nd = (long)m->batch * m->seq_len * d;
     if (M <= 0) {
-        model_zero_grad(m);
+        zero_grads(m, 1);
         return;
     }
-    zero_accumulated_grads(m);
+    zero_grads(m, 0);
     softmax_xent_rows_backward(a->mlm_probs, a->mlm_targets, M, V);   /* now d logits */
     linear_backward_to(a->d_mlm_a, G + a->embedding, G + a->mlm_bias, a->mlm_probs, a->mlm_out, P + a->embedding,
                        M, d, V);
@@ -708,7 +707,7 @@ void model_backward(Model *m) {
         return;
     }
     if (!a->has_labels) return;
-    zero_accumulated_grads(m);
+    zero_grads(m, 0);
 
     crossentropy_backward(a->d_logits, a->probs, a->labels, a->class_weights, B, NC);
     TAP(a, GRAD_LOGITS, -1, a->d_logits);
@@ -762,14 +761,7 @@ void model_backward_walk(Model *m, GradTap tap, void *ctx) {
     m->acts->tap_ctx = NULL;
 }
 
-void model_zero_grad(Model *m) {
-    #pragma omp parallel for schedule(static)
-    for (int blk = 0; blk < PARAM_BLOCKS; blk++) {
-        size_t begin, end;
-        param_block(m->n_params, blk, &begin, &end);
-        memset(m->grads + begin, 0, (end - begin) * sizeof(float));
-    }
-}
+void model_zero_grad(Model *m) { zero_grads(m, 1); }
 
 int model_predicted_class(const Model *m, int b) {
     const float *p = m->probs + (long)b * m->cfg.n_classes;

@@ -1,7 +1,6 @@
-/* param_blocks.h: whole-parameter passes (zeroing gradients, the gradient
- * norm) cut into a fixed number of contiguous blocks, so that any sum over
- * them has an order independent of the thread count. Shared by model.c and
- * model/optimizer.c. */
+/* param_blocks.h: whole-parameter passes (the gradient norm) cut into a
+ * fixed number of contiguous blocks, so that any sum over them has an order
+ * independent of the thread count. Used by model/optimizer.c. */
 #ifndef MODEL_PARAM_BLOCKS_H
 #define MODEL_PARAM_BLOCKS_H
 

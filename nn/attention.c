@@ -269,7 +269,7 @@ static void attention_softmax_again_rows(float *p, long ldp, int rows, const int
                                          const float *stats, const DropoutKey *drop, uint64_t first, float *used,
                                          float *mask) {
     int dropout = drop->p > 0.0f;
-    float keep_scale = dropout ? 1.0f / (1.0f - drop->p) : 1.0f;
+    float keep_scale = dropout_keep_scale(drop);
     DropoutTest test = dropout_test(drop);
     for (int r = 0; r < rows; r++) {
         float *row = p + r * ldp;
@@ -305,7 +305,7 @@ static uint64_t att_drop_first(const DropoutKey *key, int b, int h, int NH, int 
  * layout of layers.h); the factors are kept in mask when it is not NULL. */
 static void attention_dropout_rows(float *used, float *mask, const float *p, int rows, int T, DropoutKey key,
                                    uint64_t first) {
-    float keep_scale = 1.0f / (1.0f - key.p);
+    float keep_scale = dropout_keep_scale(&key);
     DropoutTest test = dropout_test(&key);
     for (int r = 0; r < rows; r++) {
         uint64_t index = first + (uint64_t)r * (uint64_t)key.positions;

@@ -125,7 +125,7 @@ float positional_encoding_value(int pos, int dim, int d_model) {
 /* ------------------------------------------------------------------ dropout */
 
 void dropout_apply(float *out, const float *inp, int B, int T, int W, DropoutKey key) {
-    float keep_scale = 1.0f / (1.0f - key.p);
+    float keep_scale = dropout_keep_scale(&key);
     DropoutTest test = dropout_test(&key);
     #pragma omp parallel for schedule(static)
     for (int n = 0; n < B * T; n++) {
@@ -137,7 +137,7 @@ void dropout_apply(float *out, const float *inp, int B, int T, int W, DropoutKey
 }
 
 void token_dropout_mask(float *mask, const int *tokens, int B, int T, int C, DropoutKey key) {
-    float keep_scale = 1.0f / (1.0f - key.p);
+    float keep_scale = dropout_keep_scale(&key);
     DropoutTest test = dropout_test(&key);
     #pragma omp parallel for schedule(static)
     for (int n = 0; n < B * T; n++) {
@@ -299,7 +299,8 @@ void relu_backward(float *dinp, const float *dout, const float *inp, long n) {
     for (long i = 0; i < n; i++) dinp[i] += inp[i] > 0.0f ? dout[i] : 0.0f;
 }
 
-void relu_dropout_backward_inplace(float *d, const float *out, float keep_scale, long n) {
+void relu_dropout_backward_inplace(float *d, const float *out, DropoutKey key, long n) {
+    float keep_scale = dropout_keep_scale(&key);
     #pragma omp parallel for schedule(static)
     for (long i = 0; i < n; i++) d[i] = out[i] > 0.0f ? d[i] * keep_scale : 0.0f;
 }

@@ -115,6 +115,9 @@ static inline int dropout_drops(const DropoutTest *t, uint64_t index) {
     return (rng_bits_at(t->stream, index) >> 40) < t->threshold;
 }
 
+/* The factor of a kept element, 1 / (1 - p): exactly 1 when p is 0. */
+static inline float dropout_keep_scale(const DropoutKey *key) { return 1.0f / (1.0f - key->p); }
+
 /* out = inp * each element's dropout factor for (B,T,W) data, without
  * storing the mask: the backward calls it again on the gradient with the
  * same key. out may alias inp. */
@@ -133,12 +136,12 @@ void gelu_backward(float *dinp, const float *dout, const float *inp, long n);
  * gradient on entry (no second buffer, no zeroing). */
 void gelu_backward_inplace(float *d, const float *inp, long n);
 /* Through dropout and relu at once, in place, from the output alone:
- * out = relu(x) * factor with each factor 0 or keep_scale (keep_scale 1
- * without dropout), so out > 0 exactly where x > 0 and the element was kept,
- * and there d(x) = d(out) * keep_scale; elsewhere 0. Neither x nor the mask
- * is kept or drawn again. (Where the element was dropped, d * 0 * relu'
- * gave a zero too, perhaps -0: a sum that starts from +0 adds it away.) */
-void relu_dropout_backward_inplace(float *d, const float *out, float keep_scale, long n);
+ * out = relu(x) * factor with each factor 0 or key's keep scale (1 when
+ * key.p is 0), so out > 0 exactly where x > 0 and the element was kept, and
+ * there d(x) = d(out) * keep scale; elsewhere 0. Neither x nor the mask is
+ * kept or drawn again. (Where the element was dropped, d * 0 * relu' gave a
+ * zero too, perhaps -0: a sum that starts from +0 adds it away.) */
+void relu_dropout_backward_inplace(float *d, const float *out, DropoutKey key, long n);
 
 /* Pooling (B,T,C) -> (B,C): mean over non-[PAD] positions, or position 0 ([CLS]). */
 void mean_pool_forward(float *out, const float *inp, const int *tokens, int B, int T, int C);

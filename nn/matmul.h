@@ -95,18 +95,20 @@ static inline MatEpilogue mm_epilogue_at(const MatEpilogue *ep, long row, long c
     return at;
 }
 
-/* Applies the epilogue to rows x cols of C (stride ldc) at one block; in
- * place, C itself is written (through c, so that no other pointer writes
- * the tile the kernel stored). */
-static inline void mm_epilogue_apply(const MatEpilogue *at, float *c, long ldc, int rows, int cols) {
+/* Applies the epilogue to the finished outputs v (rows x cols, row stride
+ * ldv) of the block of C at c (stride ldc): v is the kernel's accumulators,
+ * or C itself when the block was stored first (edge tiles, K = 0). In place,
+ * C is written through c, so that no other pointer writes the block. */
+static inline void mm_epilogue_apply(const MatEpilogue *at, const float *v, long ldv, float *c, long ldc, int rows,
+                                     int cols) {
     for (int i = 0; i < rows; i++) {
-        float *v = c + i * ldc;
-        float *relu = at->relu ? (at->in_place ? v : at->relu + i * ldc) : NULL;
-        float *sum = at->sum ? (at->in_place ? v : at->sum + i * ldc) : NULL;
+        const float *vi = v + i * ldv;
+        float *relu = at->relu ? (at->in_place ? c + i * ldc : at->relu + i * ldc) : NULL;
+        float *sum = at->sum ? (at->in_place ? c + i * ldc : at->sum + i * ldc) : NULL;
         if (relu)
-            for (int j = 0; j < cols; j++) relu[j] = v[j] > 0.0f ? v[j] : 0.0f;
+            for (int j = 0; j < cols; j++) relu[j] = vi[j] > 0.0f ? vi[j] : 0.0f;
         if (sum)
-            for (int j = 0; j < cols; j++) sum[j] = at->add[i * ldc + j] + v[j];
+            for (int j = 0; j < cols; j++) sum[j] = at->add[i * ldc + j] + vi[j];
     }
 }
 
@@ -133,23 +135,10 @@ static inline void mm_kernel(int kc, const float *restrict a, long a_rs, long a_
             for (int j = 0; j < MM_NR; j++) acc[i][j] = MM_FMA(a_ik, b[j], acc[i][j]);
         }
     }
-    if (!ep) {
+    if (!ep || !ep->in_place)
         for (int i = 0; i < MM_MR; i++)
             for (int j = 0; j < MM_NR; j++) c[i * ldc + j] = acc[i][j];
-        return;
-    }
-    /* the epilogue from the registers, mm_epilogue_apply's rules */
-    float *relu = ep->relu ? (ep->in_place ? c : ep->relu) : NULL;
-    float *sum = ep->sum ? (ep->in_place ? c : ep->sum) : NULL;
-    if (!ep->in_place)
-        for (int i = 0; i < MM_MR; i++)
-            for (int j = 0; j < MM_NR; j++) c[i * ldc + j] = acc[i][j];
-    if (relu)
-        for (int i = 0; i < MM_MR; i++)
-            for (int j = 0; j < MM_NR; j++) relu[i * ldc + j] = acc[i][j] > 0.0f ? acc[i][j] : 0.0f;
-    if (sum)
-        for (int i = 0; i < MM_MR; i++)
-            for (int j = 0; j < MM_NR; j++) sum[i * ldc + j] = ep->add[i * ldc + j] + acc[i][j];
+    if (ep) mm_epilogue_apply(ep, &acc[0][0], MM_NR, c, ldc, MM_MR, MM_NR);   /* from the registers */
 }
 
 /* Packs rows [row0, row0+rows) x k in [k0, k0+kc) of A as panel[k][MR],
@@ -263,7 +252,7 @@ static void mm_task(float *c, long ldc, MatView a, MatView b, const float *bias,
                               last ? &at : NULL);
                 } else {
                     mm_edge_tile(c_tile, ldc, rows, cols, tile_bias, load_c, tile_start, a, row, k0, kc, b_panel);
-                    if (last) mm_epilogue_apply(&at, c_tile, ldc, rows, cols);
+                    if (last) mm_epilogue_apply(&at, c_tile, ldc, c_tile, ldc, rows, cols);
                 }
             }
         }
@@ -277,7 +266,7 @@ static void mm_task(float *c, long ldc, MatView a, MatView b, const float *bias,
     }
     if (K == 0 && ep) {
         MatEpilogue at = mm_epilogue_at(ep, m0, n0, ldc);
-        mm_epilogue_apply(&at, c + m0 * ldc + n0, ldc, mc, nc);
+        mm_epilogue_apply(&at, c + m0 * ldc + n0, ldc, c + m0 * ldc + n0, ldc, mc, nc);
     }
 }
 
