@@ -379,12 +379,6 @@ static void copy_floats(float *dst, const float *src, long n) {
     for (long i = 0; i < n; i++) dst[i] = src[i];
 }
 
-/* out = x + y elementwise, in parallel (each element on its own) */
-static void add_arrays(float *out, const float *x, const float *y, long n) {
-    #pragma omp parallel for schedule(static)
-    for (long i = 0; i < n; i++) out[i] = x[i] + y[i];
-}
-
 /* The key of the dropout at site of the last forward (p 0 when it did not
  * train or the model has no dropout): indices counted in the global batch
  * from its row0, max_len positions per example (nn/layers.h). */
@@ -406,7 +400,7 @@ static const float *layer_forward(Model *m, int l, const float *x, int B, int T,
     const LayerParams *lp = &a->layer_params[l];
     const float *P = m->params;
     int N = B * T, d = c->d_model, f = c->d_ff;
-    long Nd = (long)N * d, Nf = (long)N * f;
+    long Nf = (long)N * f;
     int dropout = opt->training && c->dropout > 0.0f;
     int pre = c->norm == NORM_PRE;
 
@@ -424,10 +418,7 @@ static const float *layer_forward(Model *m, int l, const float *x, int B, int T,
     int sum_in_place = opt->forward_only && !dropout;
     linear_forward_fused(sum_in_place ? la->resid1 : a->att_proj, la->att_heads, P + lp->out_proj_w,
                          P + lp->out_proj_b, N, d, d, NULL, dropout ? NULL : x, dropout ? NULL : la->resid1);
-    if (dropout) {
-        dropout_apply(a->att_proj, a->att_proj, B, T, d, drop_key(m, layer_site(l, DROP_ATTN_OUT)));
-        add_arrays(la->resid1, x, a->att_proj, Nd);
-    }
+    if (dropout) dropout_add(la->resid1, x, a->att_proj, B, T, d, drop_key(m, layer_site(l, DROP_ATTN_OUT)));
 
     const float *ffn_in;
     if (pre) {
@@ -453,10 +444,7 @@ static const float *layer_forward(Model *m, int l, const float *x, int B, int T,
     const float *residual = pre ? la->resid1 : ffn_in;
     linear_forward_fused(sum_in_place ? la->resid2 : la->ff_out, la->ff_hidden, P + lp->linear2_w,
                          P + lp->linear2_b, N, f, d, NULL, dropout ? NULL : residual, dropout ? NULL : la->resid2);
-    if (dropout) {
-        dropout_apply(la->ff_out, la->ff_out, B, T, d, drop_key(m, layer_site(l, DROP_FFN_OUT)));
-        add_arrays(la->resid2, residual, la->ff_out, Nd);
-    }
+    if (dropout) dropout_add(la->resid2, residual, la->ff_out, B, T, d, drop_key(m, layer_site(l, DROP_FFN_OUT)));
     if (pre) return la->resid2;
     layernorm_forward(la->ln2_out, la->ln2_mean, la->ln2_rstd, la->resid2, P + lp->norm2_w, P + lp->norm2_b, N, d);
     return la->ln2_out;

@@ -136,6 +136,21 @@ void dropout_apply(float *out, const float *inp, int B, int T, int W, DropoutKey
     }
 }
 
+void dropout_add(float *out, const float *add, const float *inp, int B, int T, int W, DropoutKey key) {
+    float keep_scale = dropout_keep_scale(&key);
+    DropoutTest test = dropout_test(&key);
+    #pragma omp parallel for schedule(static)
+    for (int n = 0; n < B * T; n++) {
+        uint64_t first = dropout_index(&key, n / T, n % T, W, 0);
+        const float *x = inp + (long)n * W, *r = add + (long)n * W;
+        float *y = out + (long)n * W;
+        for (int c = 0; c < W; c++) {
+            float dropped = x[c] * (dropout_drops(&test, first + (uint64_t)c) ? 0.0f : keep_scale);
+            y[c] = r[c] + dropped;
+        }
+    }
+}
+
 void token_dropout_mask(float *mask, const int *tokens, int B, int T, int C, DropoutKey key) {
     float keep_scale = dropout_keep_scale(&key);
     DropoutTest test = dropout_test(&key);

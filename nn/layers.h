@@ -122,6 +122,10 @@ static inline float dropout_keep_scale(const DropoutKey *key) { return 1.0f / (1
  * storing the mask: the backward calls it again on the gradient with the
  * same key. out may alias inp. */
 void dropout_apply(float *out, const float *inp, int B, int T, int W, DropoutKey key);
+/* out = add + dropout_apply(inp) in one pass (the residual sum after a
+ * dropped-out branch): each element add + (inp * factor), the numbers of the
+ * two passes. out may alias add; inp is left as it was. */
+void dropout_add(float *out, const float *add, const float *inp, int B, int T, int W, DropoutKey key);
 /* The embedding-sum dropout of SPEC 4.3 for tokens (B,T) and width C:
  * [CLS]/[SEP]/[MASK] positions kept unscaled (factor 1), [PAD] positions
  * zeroed, other elements drawn as dropout_apply draws them. */

@@ -17,8 +17,9 @@
 # BENCH_WARMUP (3), BENCH_THREADS ("1 2"),
 # BENCH_CONFIGS ("tiny small wide"), BENCH_SEQS ("32 64 128 256 512"),
 # BENCH_TORCH=0 to skip PyTorch, BENCH_TORCH_REPS (3: PyTorch's figures are
-# the best of that many runs), BENCH_EXTRA=0 to skip inference, busy machine
-# and fastText.
+# the best of that many runs), BENCH_C_REPS (3: the same for the C figures of
+# the training table, the sweep and inference), BENCH_EXTRA=0 to skip
+# inference, busy machine and fastText.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -30,6 +31,7 @@ steps_for() {
 }
 WARMUP=${BENCH_WARMUP:-3}
 TORCH_REPS=${BENCH_TORCH_REPS:-3}
+C_REPS=${BENCH_C_REPS:-3}
 THREADS=${BENCH_THREADS:-"1 2"}
 CONFIGS=${BENCH_CONFIGS:-"tiny small wide"}
 SEQS=${BENCH_SEQS:-"32 64 128 256 512"}
@@ -111,6 +113,27 @@ torch_bench() {
     echo "$best"
 }
 
+# c_bench THREADS ARGS...: the JSON of the fastest of C_REPS runs of the C
+# tool (lowest ms_per_step), taken as PyTorch's figures and the peak are (the
+# best of a few runs), so that one slow moment of the machine counts against
+# neither side. The runs train the same steps, so their parameter hashes must
+# agree; when they do not, the hash becomes "runs-differ" and the determinism
+# check below fails.
+c_bench() {
+    local threads=$1; shift
+    local rep out best="" best_ms="" hash="" differ=0
+    for rep in $(seq "$C_REPS"); do
+        out=$(OMP_NUM_THREADS=$threads "$TOOL" "$@") || return 1
+        [ -z "$hash" ] && hash=$(json_get params_hash "$out")
+        [ "$(json_get params_hash "$out")" != "$hash" ] && differ=1
+        if [ -z "$best" ] || awk -v a="$(json_get ms_per_step "$out")" -v b="$best_ms" 'BEGIN { exit !(a < b) }'; then
+            best=$out best_ms=$(json_get ms_per_step "$out")
+        fi
+    done
+    [ $differ = 1 ] && best=${best/\"params_hash\": \"$hash\"/\"params_hash\": \"runs-differ\"}
+    printf '%s\n' "$best"
+}
+
 # median VALUES...: the median of the numbers given.
 median() { printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END { print (NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2) }'; }
 # seconds CMD...: wall time of one run of CMD (output discarded).
@@ -134,7 +157,7 @@ bench_extra() {
     mkdir -p "$dir"
     # ---- inference: 20000 lines of 62 words (64 tokens with [CLS], [SEP]) on the small config
     echo "Inference: ./train predict, small config, 20000 lines of 62 words (T = 64, batches of 32); whole"
-    echo "process (loading, tokenizing, printing), median of $reps; PyTorch: forward passes under"
+    echo "process (loading, tokenizing, printing), fastest of $C_REPS; PyTorch: forward passes under"
     echo "torch.no_grad on ready token ids, batch 32, $TARGET_THREADS threads."
     awk 'BEGIN { srand(11); for (i = 0; i < 2000; i++) { printf "%s\t", (rand() < 0.5 ? "a" : "b");
                  for (w = 0; w < 62; w++) printf "%sw%d", (w ? " " : ""), int(rand() * 990); print "" } }' >"$dir/predict-train.tsv"
@@ -144,8 +167,8 @@ bench_extra() {
     local pt=() t_pred ptoks pgf pfrac tid ttw pbest pratio
     if ./train "$dir/predict-train.tsv" --epochs 1 --max-len 64 --d-model 128 --heads 4 --d-ff 512 --layers 2 \
            --vocab-size 1000 --val-split 0 --quiet --out "$dir/predict-run" >/dev/null 2>&1; then
-        for i in $(seq "$reps"); do pt+=("$(seconds sh -c "./train predict --model $dir/predict-run <$dir/predict-lines.txt")"); done
-        t_pred=$(median "${pt[@]}")
+        for i in $(seq "$C_REPS"); do pt+=("$(seconds sh -c "./train predict --model $dir/predict-run <$dir/predict-lines.txt")"); done
+        t_pred=$(printf '%s\n' "${pt[@]}" | sort -g | head -1)
         ptoks=$(calc "20000 * 64 / $t_pred")
         pgf=$(calc "${FLOPS[small]:-0} / 3 * $ptoks / 1e9")
         pfrac="-"
@@ -211,7 +234,8 @@ bench_extra() {
 }
 
 echo "Training step (forward, backward, clip, AdamW) on random tokens, dropout 0.1;"
-echo "$WARMUP warm-up steps, then the mean of $(steps_for tiny) (tiny) or $(steps_for small) timed steps."
+echo "$WARMUP warm-up steps, then the mean of $(steps_for tiny) (tiny) or $(steps_for small) timed steps; each C figure"
+echo "is the fastest of $C_REPS such runs (BENCH_C_REPS), each PyTorch figure of $TORCH_REPS (BENCH_TORCH_REPS)."
 echo "CPU: $(grep -m1 'model name' /proc/cpuinfo 2>/dev/null | cut -d: -f2- | sed 's/^ *//'), $(nproc) cores; load average now: $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null)"
 
 declare -A PEAK BLAS SEQ_GF
@@ -241,7 +265,7 @@ declare -A TOKS GFLOPS RSS LIMIT RATIO HASH FLOPS
 FEWER=0
 for cfg in $CONFIGS; do
     for t in $THREADS; do
-        json=$(OMP_NUM_THREADS=$t "$TOOL" --config "$cfg" --steps "$(steps_for "$cfg")" --warmup "$WARMUP")
+        json=$(c_bench "$t" --config "$cfg" --steps "$(steps_for "$cfg")" --warmup "$WARMUP")
         ms=$(json_get ms_per_step "$json")
         toks=$(json_get tokens_per_s "$json")
         gf=$(json_get gflops "$json")
@@ -331,7 +355,7 @@ fmt2="%5s %6s %10s %10s %10s %9s %14s\n"
 printf "$fmt2" T batch ms/step us/token tokens/s GFLOP/s "torch us/token"
 for seq in $SEQS; do
     batch=$(( 2048 / seq )); [ $batch -lt 1 ] && batch=1
-    json=$(OMP_NUM_THREADS=$TARGET_THREADS "$TOOL" --config small --seq "$seq" --batch "$batch" \
+    json=$(c_bench "$TARGET_THREADS" --config small --seq "$seq" --batch "$batch" \
            --steps "$(steps_for small)" --warmup "$WARMUP")
     ms=$(json_get ms_per_step "$json")
     toks=$(json_get tokens_per_s "$json")

@@ -164,6 +164,28 @@ static void test_masked_dropout(void) {
     dropout_apply(applied, ones, 1, 64, C, key);
     token_dropout_mask(slice, tokens, 1, 64, C, key);
     CHECK(memcmp(applied + 4 * C, slice + 4 * C, sizeof(float) * C) == 0, "dropout_apply and token_dropout_mask disagree");
+    /* dropout_add is the residual sum of the two passes, element for element:
+     * add + x * factor, the factors dropout_apply gave the ones above */
+    float *x = malloc(sizeof(float) * 64 * C), *add = malloc(sizeof(float) * 64 * C);
+    float *sum = malloc(sizeof(float) * 64 * C);
+    for (int i = 0; i < 64 * C; i++) {
+        x[i] = (float)((i * 37) % 101 - 50) / 7.0f;
+        add[i] = (float)((i * 53) % 97 - 48) / 3.0f;
+    }
+    dropout_add(sum, add, x, 1, 64, C, key);
+    long wrong = 0, dropped = 0;
+    for (int i = 0; i < 64 * C; i++) {
+        float expect = add[i] + x[i] * applied[i];
+        wrong += memcmp(&sum[i], &expect, sizeof(float)) != 0;
+        dropped += applied[i] == 0.0f;
+    }
+    CHECK(wrong == 0 && dropped > 0, "dropout_add differs from add + dropout_apply at %ld of %d elements (%ld dropped)",
+          wrong, 64 * C, dropped);
+    dropout_add(add, add, x, 1, 64, C, key);   /* in place over add */
+    CHECK(memcmp(add, sum, sizeof(float) * 64 * C) == 0, "dropout_add in place over add differs");
+    free(x);
+    free(add);
+    free(sum);
     free(ones);
     free(applied);
     free(slice);
