@@ -347,6 +347,22 @@ for cfg in $CONFIGS; do
     echo "  $(mark "$same == 1") $cfg parameters after the run byte-identical at threads {$THREADS} (hash $first)"
 done
 
+# The linear layers alone, for information: what the products reach without
+# the rest of the step (tool_bench --products: forward and backward on the
+# step's shapes, each the fastest of 20).
+echo
+echo "The linear layers alone (in_proj, out_proj, FFN; forward and backward on the step's shapes), for information:"
+for cfg in $CONFIGS; do
+    for t in $THREADS; do
+        json=$(OMP_NUM_THREADS=$t "$TOOL" --config "$cfg" --products 1 --steps 20) || continue
+        gf=$(json_get gflops "$json")
+        frac="-"
+        [ "${PEAK[$t]:--}" != "-" ] && frac=$(calc "100 * $gf / ${PEAK[$t]}")
+        printf "  %-6s %d thread(s): %6.1f GFLOP/s = %s of the peak; the whole step: %s of it\n" "$cfg" "$t" "$gf" \
+            "$(num 0 "$frac" %)" "$(num 0 "$(calc "100 * ${GFLOPS[$cfg,$t]:-0} / $gf")" %)"
+    done
+done
+
 # ---------------------------------------------------------- sequence sweep
 echo
 echo "Sequence-length sweep, small config, $TARGET_THREADS threads, 2048 tokens per step (batch = 2048 / T):"

@@ -7,6 +7,11 @@
  *              [--steps S] [--warmup W] [--vocab V] [--d-model D] [--heads H]
  *              [--d-ff F] [--layers L] [--classes C]
  *
+ * With --products 1 it times instead the linear layers of the config alone
+ * (linear_forward and linear_backward_to on the step's shapes, each the
+ * fastest of S repetitions): what the matrix products reach without the rest
+ * of the step, to set against the machine's peak and the step's GFLOP/s.
+ *
  * Threads come from OMP_NUM_THREADS, as for ./train --threads. */
 #include <stdint.h>
 #include <stdio.h>
@@ -21,6 +26,7 @@
 
 #include "model.h"
 #include "base/rng.h"
+#include "nn/layers.h"
 #include "nn/mlm.h"
 
 typedef struct {
@@ -39,7 +45,8 @@ typedef struct {
     BenchConfig cfg;
     float dropout;
     int steps, warmup;
-    int mlm;   /* 1: pretraining steps (SPEC 4b): masked batches, the tied MLM head */
+    int mlm;        /* 1: pretraining steps (SPEC 4b): masked batches, the tied MLM head */
+    int products;   /* 1: time the linear layers alone (products_bench) */
 } BenchOptions;
 
 static double now_seconds(void) {
@@ -52,7 +59,7 @@ static int usage(const char *msg) {
     fprintf(stderr, "tool_bench: %s\n"
             "usage: tool_bench --config tiny|small|wide [--seq T] [--batch B] [--dropout P]\n"
             "                  [--steps S] [--warmup W] [--vocab V] [--d-model D] [--heads H]\n"
-            "                  [--d-ff F] [--layers L] [--classes C] [--mlm 1]\n", msg);
+            "                  [--d-ff F] [--layers L] [--classes C] [--mlm 1] [--products 1]\n", msg);
     return 2;
 }
 
@@ -85,6 +92,7 @@ static int parse_args(int argc, char **argv, BenchOptions *o) {
         else if (strcmp(opt, "--layers") == 0) field = &o->cfg.layers;
         else if (strcmp(opt, "--classes") == 0) field = &o->cfg.classes;
         else if (strcmp(opt, "--mlm") == 0) field = &o->mlm;
+        else if (strcmp(opt, "--products") == 0) field = &o->products;
         else return usage("unknown option");
         *field = atoi(val);
     }
@@ -161,10 +169,60 @@ static void train_step(Model *m, const int *tokens, const int *labels, const Ben
     model_adamw_step(m, 1e-3f, 0.01f);
 }
 
+/* The fastest of reps runs of one linear layer's forward (backward = 0) or
+ * backward (1), in seconds: N rows, C inputs, OC outputs. */
+static double linear_seconds(int backward, int N, int C, int OC, int reps, float *x, float *w, float *b,
+                             float *y, float *dx, float *dw, float *db) {
+    double best = INFINITY;
+    for (int r = 0; r < reps + 1; r++) {   /* one more: the first warms the caches */
+        double start = now_seconds();
+        if (backward) linear_backward_to(dx, dw, db, y, x, w, N, C, OC);
+        else linear_forward(y, x, w, b, N, C, OC);
+        double elapsed = now_seconds() - start;
+        if (r > 0 && elapsed < best) best = elapsed;
+    }
+    return best;
+}
+
+/* The config's linear layers alone (in_proj, out_proj, linear1, linear2 of
+ * one layer on a batch's N rows), forward and backward; prints one JSON line. */
+static int products_bench(const BenchConfig *c, int reps) {
+    int N = c->batch * c->seq, d = c->d_model, f = c->d_ff;
+    int shapes[4][2] = {{d, 3 * d}, {d, d}, {d, f}, {f, d}};   /* (C, OC) */
+    long most = (long)N * (f > 3 * d ? f : 3 * d);
+    float *x = malloc(sizeof(float) * most), *y = malloc(sizeof(float) * most), *dx = malloc(sizeof(float) * most);
+    float *w = malloc(sizeof(float) * (long)f * 3 * d), *dw = malloc(sizeof(float) * (long)f * 3 * d);
+    float *b = malloc(sizeof(float) * (f > 3 * d ? f : 3 * d)), *db = malloc(sizeof(float) * (f > 3 * d ? f : 3 * d));
+    if (!x || !y || !dx || !w || !dw || !b || !db) {
+        fprintf(stderr, "tool_bench: out of memory\n");
+        return 1;
+    }
+    for (long i = 0; i < most; i++) x[i] = y[i] = (float)(rng_bits(5, 0, 3, (uint64_t)i) % 1000) / 1000.0f - 0.5f;
+    for (long i = 0; i < (long)f * 3 * d; i++) w[i] = (float)(rng_bits(5, 0, 4, (uint64_t)i) % 1000) / 1000.0f - 0.5f;
+    for (int i = 0; i < (f > 3 * d ? f : 3 * d); i++) b[i] = 0.01f * (float)i;
+    double flops = 0.0, t_fwd = 0.0, t_bwd = 0.0;
+    for (int s = 0; s < 4; s++) {
+        int C = shapes[s][0], OC = shapes[s][1];
+        flops += 2.0 * N * C * OC;
+        t_fwd += linear_seconds(0, N, C, OC, reps, x, w, b, y, dx, dw, db);
+        t_bwd += linear_seconds(1, N, C, OC, reps, x, w, b, y, dx, dw, db);
+    }
+    int threads = 1;
+#ifdef _OPENMP
+    threads = omp_get_max_threads();
+#endif
+    printf("{\"config\": \"%s\", \"threads\": %d, \"rows\": %d, \"reps\": %d, \"forward_gflops\": %.3f, "
+           "\"backward_gflops\": %.3f, \"gflops\": %.3f}\n", c->name, threads, N, reps, flops / t_fwd * 1e-9,
+           2.0 * flops / t_bwd * 1e-9, 3.0 * flops / (t_fwd + t_bwd) * 1e-9);
+    free(x), free(y), free(dx), free(w), free(dw), free(b), free(db);
+    return 0;
+}
+
 int main(int argc, char **argv) {
     BenchOptions o;
     if (parse_args(argc, argv, &o) != 0) return 2;
     const BenchConfig *c = &o.cfg;
+    if (o.products) return products_bench(c, o.steps);
     ModelConfig mc = model_config_default();
     mc.vocab_size = c->vocab;
     mc.max_len = c->seq;
