@@ -124,7 +124,10 @@ float positional_encoding_value(int pos, int dim, int d_model) {
 
 /* ------------------------------------------------------------------ dropout */
 
-void dropout_apply(float *out, const float *inp, int B, int T, int W, DropoutKey key) {
+/* out = (add +) inp * each element's factor over (B,T,W): dropout_apply
+ * (add NULL) and dropout_add share the draw; the choice is made per row,
+ * outside the element loop. */
+static void dropout_rows(float *out, const float *add, const float *inp, int B, int T, int W, DropoutKey key) {
     float keep_scale = dropout_keep_scale(&key);
     DropoutTest test = dropout_test(&key);
     #pragma omp parallel for schedule(static)
@@ -132,23 +135,24 @@ void dropout_apply(float *out, const float *inp, int B, int T, int W, DropoutKey
         uint64_t first = dropout_index(&key, n / T, n % T, W, 0);
         const float *x = inp + (long)n * W;
         float *y = out + (long)n * W;
-        for (int c = 0; c < W; c++) y[c] = x[c] * (dropout_drops(&test, first + (uint64_t)c) ? 0.0f : keep_scale);
-    }
-}
-
-void dropout_add(float *out, const float *add, const float *inp, int B, int T, int W, DropoutKey key) {
-    float keep_scale = dropout_keep_scale(&key);
-    DropoutTest test = dropout_test(&key);
-    #pragma omp parallel for schedule(static)
-    for (int n = 0; n < B * T; n++) {
-        uint64_t first = dropout_index(&key, n / T, n % T, W, 0);
-        const float *x = inp + (long)n * W, *r = add + (long)n * W;
-        float *y = out + (long)n * W;
+        if (!add) {
+            for (int c = 0; c < W; c++) y[c] = x[c] * (dropout_drops(&test, first + (uint64_t)c) ? 0.0f : keep_scale);
+            continue;
+        }
+        const float *r = add + (long)n * W;
         for (int c = 0; c < W; c++) {
             float dropped = x[c] * (dropout_drops(&test, first + (uint64_t)c) ? 0.0f : keep_scale);
             y[c] = r[c] + dropped;
         }
     }
+}
+
+void dropout_apply(float *out, const float *inp, int B, int T, int W, DropoutKey key) {
+    dropout_rows(out, NULL, inp, B, T, W, key);
+}
+
+void dropout_add(float *out, const float *add, const float *inp, int B, int T, int W, DropoutKey key) {
+    dropout_rows(out, add, inp, B, T, W, key);
 }
 
 void token_dropout_mask(float *mask, const int *tokens, int B, int T, int C, DropoutKey key) {

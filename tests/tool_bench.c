@@ -189,17 +189,18 @@ static double linear_seconds(int backward, int N, int C, int OC, int reps, float
 static int products_bench(const BenchConfig *c, int reps) {
     int N = c->batch * c->seq, d = c->d_model, f = c->d_ff;
     int shapes[4][2] = {{d, 3 * d}, {d, d}, {d, f}, {f, d}};   /* (C, OC) */
-    long most = (long)N * (f > 3 * d ? f : 3 * d);
-    float *x = malloc(sizeof(float) * most), *y = malloc(sizeof(float) * most), *dx = malloc(sizeof(float) * most);
-    float *w = malloc(sizeof(float) * (long)f * 3 * d), *dw = malloc(sizeof(float) * (long)f * 3 * d);
-    float *b = malloc(sizeof(float) * (f > 3 * d ? f : 3 * d)), *db = malloc(sizeof(float) * (f > 3 * d ? f : 3 * d));
+    int widest = f > 3 * d ? f : 3 * d;                          /* the largest C or OC */
+    long rows = (long)N * widest, weights = (long)widest * widest;
+    float *x = malloc(sizeof(float) * rows), *y = malloc(sizeof(float) * rows), *dx = malloc(sizeof(float) * rows);
+    float *w = malloc(sizeof(float) * weights), *dw = malloc(sizeof(float) * weights);
+    float *b = malloc(sizeof(float) * widest), *db = malloc(sizeof(float) * widest);
     if (!x || !y || !dx || !w || !dw || !b || !db) {
         fprintf(stderr, "tool_bench: out of memory\n");
         return 1;
     }
-    for (long i = 0; i < most; i++) x[i] = y[i] = (float)(rng_bits(5, 0, 3, (uint64_t)i) % 1000) / 1000.0f - 0.5f;
-    for (long i = 0; i < (long)f * 3 * d; i++) w[i] = (float)(rng_bits(5, 0, 4, (uint64_t)i) % 1000) / 1000.0f - 0.5f;
-    for (int i = 0; i < (f > 3 * d ? f : 3 * d); i++) b[i] = 0.01f * (float)i;
+    for (long i = 0; i < rows; i++) x[i] = y[i] = (float)(rng_bits(5, 0, 3, (uint64_t)i) % 1000) / 1000.0f - 0.5f;
+    for (long i = 0; i < weights; i++) w[i] = (float)(rng_bits(5, 0, 4, (uint64_t)i) % 1000) / 1000.0f - 0.5f;
+    for (int i = 0; i < widest; i++) b[i] = 0.01f * (float)i;
     double flops = 0.0, t_fwd = 0.0, t_bwd = 0.0;
     for (int s = 0; s < 4; s++) {
         int C = shapes[s][0], OC = shapes[s][1];
