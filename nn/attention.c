@@ -41,22 +41,24 @@ static MatView transposed(MatView m) {
 /* e^x for the softmax, where x <= 0, in plain arithmetic the compiler
  * vectorizes (the C library's expf is a call per element): x = n ln2 + r
  * with |r| <= ln2/2, e^r from the Cephes expf polynomial, times 2^n built
- * in the exponent bits. Within one float ulp of e^x on [-87, 0] (checked
+ * in the exponent bits. The reduction and the polynomial are fused
+ * multiply-adds (MM_FMA): half the instructions of separate products and
+ * sums, one rounding each. Within one float ulp of e^x on [-87, 0] (checked
  * against exp in double at every 8th float); below -87, where e^x is under
  * 1.7e-38, the result is 0. */
 static inline float exp_nonpositive(float x) {
     const float log2e = 1.44269504088896341f, ln2_hi = 0.693359375f, ln2_lo = -2.12194440e-4f;
     const float round_magic = 12582912.0f;  /* 1.5 * 2^23: adding it rounds to an integer */
     float clamped = x < -87.0f ? -87.0f : x;
-    float n = (clamped * log2e + round_magic) - round_magic;
-    float r = clamped - n * ln2_hi - n * ln2_lo;
+    float n = MM_FMA(clamped, log2e, round_magic) - round_magic;
+    float r = MM_FMA(-n, ln2_lo, MM_FMA(-n, ln2_hi, clamped));
     float poly = 1.9875691500e-4f;
-    poly = poly * r + 1.3981999507e-3f;
-    poly = poly * r + 8.3334519073e-3f;
-    poly = poly * r + 4.1665795894e-2f;
-    poly = poly * r + 1.6666665459e-1f;
-    poly = poly * r + 5.0000001201e-1f;
-    float e_r = poly * r * r + r + 1.0f;
+    poly = MM_FMA(poly, r, 1.3981999507e-3f);
+    poly = MM_FMA(poly, r, 8.3334519073e-3f);
+    poly = MM_FMA(poly, r, 4.1665795894e-2f);
+    poly = MM_FMA(poly, r, 1.6666665459e-1f);
+    poly = MM_FMA(poly, r, 5.0000001201e-1f);
+    float e_r = MM_FMA(poly, r * r, r) + 1.0f;
     union { uint32_t bits; float value; } two_n = {.bits = (uint32_t)((int32_t)n + 127) << 23};
     return x < -87.0f ? 0.0f : e_r * two_n.value;
 }
@@ -191,35 +193,9 @@ static int att_team(int work_threads) {
  * are as many as keep the comparisons from waiting on each other. */
 enum { MAX_LANES = 32 };
 
-/* Row sums as row_dot_float adds (lane l takes the elements i with
- * i % ATT_LANES == l, lanes combined in a fixed order), for ROWS_AT_ONCE
- * rows side by side: each row's sum is one chain of additions per lane, and
- * the rows' chains interleave instead of waiting on one another. */
+/* Rows of the softmax backward's dot products side by side, so that the
+ * rows' chains of additions interleave instead of waiting on one another. */
 enum { ROWS_AT_ONCE = 4 };
-
-static void rows_sum(float *sums, const float *x, long ldx, int rows, int n) {
-    int r = 0;
-    for (; r + ROWS_AT_ONCE <= rows; r += ROWS_AT_ONCE) {
-        float part[ROWS_AT_ONCE][ATT_LANES] = {{0}};
-        const float *row = x + r * ldx;
-        int i = 0;
-        for (; i + ATT_LANES <= n; i += ATT_LANES)
-            for (int q = 0; q < ROWS_AT_ONCE; q++)
-                for (int l = 0; l < ATT_LANES; l++) part[q][l] += row[q * ldx + i + l];
-        for (int l = 0; i < n; i++, l++)
-            for (int q = 0; q < ROWS_AT_ONCE; q++) part[q][l] += row[q * ldx + i];
-        for (int q = 0; q < ROWS_AT_ONCE; q++) sums[r + q] = lanes_combine_float(part[q]);
-    }
-    for (; r < rows; r++) {
-        float part[ATT_LANES] = {0};
-        const float *row = x + r * ldx;
-        int i = 0;
-        for (; i + ATT_LANES <= n; i += ATT_LANES)
-            for (int l = 0; l < ATT_LANES; l++) part[l] += row[i + l];
-        for (int l = 0; i < n; i++, l++) part[l] += row[i];
-        sums[r] = lanes_combine_float(part);
-    }
-}
 
 /* Softmax over keys of rows of scores, in place: scores * scale, keys that
  * are [PAD] excluded (probability exactly 0). The row's maximum and the
@@ -243,12 +219,30 @@ static void attention_softmax_rows(float *p, long ldp, int rows, const int *toke
             row[t2] = v;
             part[0] = larger(v, part[0]);
         }
+        /* halving: the lanes' maximum in log2(MAX_LANES) vector steps instead
+         * of a chain of MAX_LANES comparisons (no lane holds a NaN: larger()
+         * keeps the lane's value over a NaN score, so any order agrees) */
+        for (int width = MAX_LANES / 2; width > 0; width /= 2)
+            for (int l = 0; l < width; l++) part[l] = larger(part[l], part[l + width]);
         float max_score = part[0];
-        for (int l = 1; l < MAX_LANES; l++) max_score = larger(part[l], max_score);
-        for (t2 = 0; t2 < T; t2++) row[t2] = row[t2] == -INFINITY ? 0.0f : SOFTMAX_EXP(row[t2] - max_score);
+        /* e^(score - max), summed as it is made in the lanes of row_dot_float
+         * (lane l takes the elements t2 with t2 % ATT_LANES == l, in order) */
+        float lane[ATT_LANES] = {0};
+        t2 = 0;
+        for (; t2 + ATT_LANES <= T; t2 += ATT_LANES)
+            for (int l = 0; l < ATT_LANES; l++) {
+                float e = row[t2 + l] == -INFINITY ? 0.0f : SOFTMAX_EXP(row[t2 + l] - max_score);
+                row[t2 + l] = e;
+                lane[l] += e;
+            }
+        for (int l = 0; t2 < T; t2++, l++) {
+            float e = row[t2] == -INFINITY ? 0.0f : SOFTMAX_EXP(row[t2] - max_score);
+            row[t2] = e;
+            lane[l] += e;
+        }
+        sums[r] = lanes_combine_float(lane);
         row_max[r] = max_score;
     }
-    rows_sum(sums, p, ldp, rows, T);
     for (int r = 0; r < rows; r++) {
         float *row = p + r * ldp;
         float inv = sums[r] > 0.0f ? 1.0f / sums[r] : 0.0f;
