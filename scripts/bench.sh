@@ -247,23 +247,6 @@ if [ $HAVE_TORCH = 1 ]; then
         BLAS[$t]="$(json_get method "$out"), BLAS $(json_get blas "$out")"
         echo "matmul peak at $t thread(s): $(num 1 "${PEAK[$t]}") GFLOP/s (float32 square products, best of torch.mm and oneDNN: ${BLAS[$t]})"
     done
-    # The linear layers alone (tool_bench --products: forward and backward on
-    # the step's shapes, each the fastest of 20), measured here, beside the
-    # peak: the host's speed moves between moments, and a peak taken at a
-    # slow one is below what products reach at a fast one, which would
-    # flatter every fraction of it. The peak used is the faster of the two.
-    for t in $THREADS; do
-        fastest=0
-        for cfg in $CONFIGS; do
-            json=$(OMP_NUM_THREADS=$t "$TOOL" --config "$cfg" --products 1 --steps 20) || continue
-            PROD_GF[$cfg,$t]=$(json_get gflops "$json")
-            fastest=$(awk -v a="${PROD_GF[$cfg,$t]}" -v b="$fastest" 'BEGIN { print (a + 0 > b + 0 ? a : b) }')
-        done
-        if [ "${PEAK[$t]}" != "-" ] && awk -v a="$fastest" -v b="${PEAK[$t]}" 'BEGIN { exit !(a > b) }'; then
-            echo "  at $t thread(s) our linear layers' products ran at $(num 1 "$fastest") GFLOP/s, above that peak: the peak used is $(num 1 "$fastest")"
-            PEAK[$t]=$fastest
-        fi
-    done
     case "${BLAS[*]}" in *netlib*)
         echo "note: PyTorch's linear layers run on the reference (netlib) BLAS here, so its timings are far"
         echo "      below what it does with an optimised one; for a fair comparison: apt-get install -y libopenblas0-openmp" ;;
@@ -271,6 +254,23 @@ if [ $HAVE_TORCH = 1 ]; then
 else
     echo "PyTorch not importable by $PYTHON: C figures only (apt-get install -y python3-torch)"
 fi
+# The linear layers alone (tool_bench --products: forward and backward on
+# the step's shapes, each the fastest of 20), measured here, beside the
+# peak: the host's speed moves between moments, and a peak taken at a
+# slow one is below what products reach at a fast one, which would
+# flatter every fraction of it. The peak used is the faster of the two.
+for t in $THREADS; do
+    fastest=0
+    for cfg in $CONFIGS; do
+        json=$(OMP_NUM_THREADS=$t "$TOOL" --config "$cfg" --products 1 --steps 20) || continue
+        PROD_GF[$cfg,$t]=$(json_get gflops "$json")
+        fastest=$(awk -v a="${PROD_GF[$cfg,$t]}" -v b="$fastest" 'BEGIN { print (a + 0 > b + 0 ? a : b) }')
+    done
+    if [ "${PEAK[$t]:--}" != "-" ] && awk -v a="$fastest" -v b="${PEAK[$t]}" 'BEGIN { exit !(a > b) }'; then
+        echo "  at $t thread(s) our linear layers' products ran at $(num 1 "$fastest") GFLOP/s, above that peak: the peak used is $(num 1 "$fastest")"
+        PEAK[$t]=$fastest
+    fi
+done
 echo
 
 mkdir -p build
@@ -371,10 +371,7 @@ echo "The linear layers alone (in_proj, out_proj, FFN; forward and backward on t
 for cfg in $CONFIGS; do
     for t in $THREADS; do
         gf=${PROD_GF[$cfg,$t]:-}
-        if [ -z "$gf" ]; then
-            json=$(OMP_NUM_THREADS=$t "$TOOL" --config "$cfg" --products 1 --steps 20) || continue
-            gf=$(json_get gflops "$json")
-        fi
+        [ -n "$gf" ] || continue
         frac="-"
         [ "${PEAK[$t]:--}" != "-" ] && frac=$(calc "100 * $gf / ${PEAK[$t]}")
         printf "  %-6s %d thread(s): %6.1f GFLOP/s = %s of the peak; the whole step: %s of it\n" "$cfg" "$t" "$gf" \
