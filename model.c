@@ -280,6 +280,7 @@ Model *model_create(const ModelConfig *cfg, int max_batch, char *err, size_t err
     layout_params(m, a);
     m->params = calloc(m->n_params, sizeof(float));
     m->grads = calloc(m->n_params, sizeof(float));
+    m->grad_scale = 1.0f;
     m->adam_m = calloc(m->n_params, sizeof(float));
     m->adam_v = calloc(m->n_params, sizeof(float));
     m->acts_floats = layout_acts(a, cfg, max_batch, NULL);
@@ -639,6 +640,7 @@ static void encoder_backward(Model *m);
 /* Zeroes the gradient of every tensor (all), or only of those the backward
  * adds to (embeddings, norms), not of those it writes whole (grad_written). */
 static void zero_grads(Model *m, int all) {
+    m->grad_scale = 1.0f;   /* new gradients: no clipping found for them yet */
     #pragma omp parallel
     for (int k = 0; k < m->n_tensors; k++) {
         const ParamTensor *t = &m->tensors[k];

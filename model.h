@@ -57,6 +57,7 @@ typedef struct {
     size_t n_params;
     float *params;      /* one allocation each, n_params floats */
     float *grads;
+    float grad_scale;   /* the clipping factor model_clip_grads found, applied by the next AdamW step (1: none) */
     float *adam_m;
     float *adam_v;
     long adam_step;     /* AdamW steps taken */
@@ -156,10 +157,15 @@ void model_zero_grad(Model *model);
 
 /* Global L2 norm of all gradients (in double, fixed order). */
 double model_grad_norm(const Model *model);
-/* PyTorch clip_grad_norm_: scales grads by max_norm/(norm+1e-6) when norm > max_norm.
- * Returns the norm before clipping. max_norm <= 0 disables clipping. */
+/* PyTorch clip_grad_norm_: the gradients are scaled by max_norm/(norm+1e-6)
+ * when norm > max_norm. Returns the norm before clipping. max_norm <= 0
+ * disables clipping. The factor is kept in grad_scale, not applied to grads
+ * in memory: the next model_adamw_step multiplies each gradient by it as it
+ * reads it (the same numbers, one pass over the gradients fewer). The next
+ * backward or model_zero_grad sets it back to 1. */
 double model_clip_grads(Model *model, double max_norm);
-/* One AdamW step (beta 0.9/0.999, eps 1e-8, PyTorch order), decay on tensors with decay=1. */
+/* One AdamW step (beta 0.9/0.999, eps 1e-8, PyTorch order), decay on tensors
+ * with decay=1, on the gradients times grad_scale (which it sets back to 1). */
 void model_adamw_step(Model *model, float lr, float weight_decay);
 /* Stochastic weight averaging (--swa), PyTorch's AveragedModel rule: with
  * n_averaged weight sets already in average (n_params floats), the model's

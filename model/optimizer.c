@@ -40,12 +40,7 @@ double model_grad_norm(const Model *m) {
 
 double model_clip_grads(Model *m, double max_norm) {
     double norm = model_grad_norm(m);
-    if (max_norm > 0.0 && norm > max_norm) {
-        float coef = (float)(max_norm / (norm + CLIP_EPS));
-        float *g = m->grads;
-        #pragma omp parallel for schedule(static)
-        for (size_t i = 0; i < m->n_params; i++) g[i] *= coef;
-    }
+    m->grad_scale = max_norm > 0.0 && norm > max_norm ? (float)(max_norm / (norm + CLIP_EPS)) : 1.0f;
     return norm;
 }
 
@@ -57,6 +52,10 @@ void model_adamw_step(Model *m, float lr, float weight_decay) {
     float bias2_sqrt = (float)sqrt(bias2);
     float b1 = (float)ADAM_BETA1, b2 = (float)ADAM_BETA2;
     float one_minus_b1 = (float)(1.0 - ADAM_BETA1), one_minus_b2 = (float)(1.0 - ADAM_BETA2);
+    /* the clipped gradient g * scale (times 1 exactly when not clipped), as
+     * clip_grad_norm_ would have stored it */
+    float scale = m->grad_scale;
+    m->grad_scale = 1.0f;
     /* one parallel region; tensors follow each other without a barrier */
     #pragma omp parallel
     for (int k = 0; k < m->n_tensors; k++) {
@@ -68,9 +67,10 @@ void model_adamw_step(Model *m, float lr, float weight_decay) {
         /* PyTorch order: decay the weight, update the moments, then the step */
         #pragma omp for schedule(static) nowait
         for (long i = 0; i < n; i++) {
+            float gi = g[i] * scale;
             p[i] *= decay;
-            mo[i] = mo[i] * b1 + g[i] * one_minus_b1;
-            v[i] = v[i] * b2 + one_minus_b2 * g[i] * g[i];
+            mo[i] = mo[i] * b1 + gi * one_minus_b1;
+            v[i] = v[i] * b2 + one_minus_b2 * gi * gi;
             float denom = sqrtf(v[i]) / bias2_sqrt + ADAM_EPS;
             p[i] -= step_size * (mo[i] / denom);
         }
