@@ -144,9 +144,10 @@ static inline void mm_kernel(int kc, const float *restrict a, long a_rs, long a_
 /* Packs rows [row0, row0+rows) x k in [k0, k0+kc) of A as panel[k][MR],
  * zero-filling rows past the matrix edge. */
 static void mm_pack_a(float *restrict panel, MatView a, long row0, int rows, long k0, int kc) {
+    if (rows < MM_MR) memset(panel, 0, sizeof(float) * MM_MR * (size_t)kc);
     for (int k = 0; k < kc; k++) {
         float *dst = panel + (long)k * MM_MR;
-        for (int i = 0; i < MM_MR; i++) dst[i] = i < rows ? mat_at(a, row0 + i, k0 + k) : 0.0f;
+        for (int i = 0; i < rows; i++) dst[i] = mat_at(a, row0 + i, k0 + k);
     }
 }
 
@@ -202,15 +203,15 @@ static void mm_edge_tile(float *c, long ldc, int rows, int cols, const float *bi
     float a_panel[MM_KC_MAX * MM_MR];
     float tile[MM_MR * MM_NR];
     mm_pack_a(a_panel, a, row0, rows, k0, kc);
-    for (int i = 0; i < MM_MR; i++)
-        for (int j = 0; j < MM_NR; j++)
-            tile[i * MM_NR + j] = i >= rows || j >= cols ? 0.0f
-                                  : load_c ? c[i * ldc + j]
-                                  : start ? start[i * ldc + j]
-                                  : bias ? bias[j] : 0.0f;
+    /* zeros, then each valid row from where the outputs start (copies of
+     * runs: the choice made once per row, not per element) */
+    memset(tile, 0, sizeof tile);
+    const float *from = load_c ? c : start ? start : bias;
+    long from_stride = load_c || start ? ldc : 0;
+    if (from)
+        for (int i = 0; i < rows; i++) memcpy(tile + i * MM_NR, from + i * from_stride, sizeof(float) * (size_t)cols);
     mm_kernel(kc, a_panel, 1, MM_MR, b_panel, tile, MM_NR, NULL, 1, NULL, NULL);
-    for (int i = 0; i < rows; i++)
-        for (int j = 0; j < cols; j++) c[i * ldc + j] = tile[i * MM_NR + j];
+    for (int i = 0; i < rows; i++) memcpy(c + i * ldc, tile + i * MM_NR, sizeof(float) * (size_t)cols);
 }
 
 /* One task: output rows [m0, m0+mc) x columns [n0, n0+nc), all of k. */
