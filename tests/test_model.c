@@ -1,7 +1,7 @@
 /* test_model.c: properties of the model core: positional encoding against
  * its closed form, masked dropout, padding invariance, thread-count
- * determinism, gradients written whatever grads held, the checkpoint round
- * trip and refusal of mismatched files. */
+ * determinism, gradients written whatever grads held, clipping as PyTorch
+ * clips, the checkpoint round trip and refusal of mismatched files. */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -354,6 +354,54 @@ static void test_backward_writes(void) {
     }
 }
 
+/* Clipping as PyTorch's clip_grad_norm_ does it: every gradient times
+ * max_norm / (norm + 1e-6), then AdamW. The model defers the product to the
+ * AdamW pass (grad_scale); twin B scales its gradients in memory instead,
+ * by the factor made here from a norm summed here, and must reach the same
+ * bits. Then a factor found for one set of gradients must not reach the
+ * next: clip, a new backward, AdamW is AdamW on the new gradients unscaled. */
+static void test_clip_deferred(void) {
+    ModelConfig cfg = small_config();
+    char err[256];
+    Model *a = model_create(&cfg, 8, err, sizeof err), *b = model_create(&cfg, 8, err, sizeof err);
+    if (!a || !b) {
+        CHECK(0, "%s", err);
+        model_free(a);
+        model_free(b);
+        return;
+    }
+    model_init(a, 23);
+    model_init(b, 23);
+    int tokens[8 * 24], labels[8];
+    make_tokens(tokens, labels, 8, 24, 6u);
+    forward_backward(a, tokens, labels, 8, 24);
+    forward_backward(b, tokens, labels, 8, 24);
+    double squares = 0.0;
+    for (size_t i = 0; i < b->n_params; i++) squares += (double)b->grads[i] * b->grads[i];
+    double max_norm = 0.05, norm = model_clip_grads(a, max_norm);
+    CHECK(fabs(norm - sqrt(squares)) <= 1e-9 * sqrt(squares), "clip returned the norm %.17g, summed here %.17g", norm,
+          sqrt(squares));
+    CHECK(norm > 4 * max_norm, "the norm %g is too small for the test to clip", norm);
+    float coef = (float)(max_norm / (sqrt(squares) + 1e-6));
+    for (size_t i = 0; i < b->n_params; i++) b->grads[i] *= coef;
+    model_adamw_step(a, 1e-2f, 0.01f);
+    model_adamw_step(b, 1e-2f, 0.01f);
+    CHECK(memcmp(a->params, b->params, sizeof(float) * a->n_params) == 0,
+          "clipped AdamW differs from AdamW on gradients scaled in memory");
+
+    /* a: clip (a factor found), then new gradients; b: the new gradients alone */
+    model_clip_grads(a, max_norm);
+    make_tokens(tokens, labels, 8, 24, 7u);
+    forward_backward(a, tokens, labels, 8, 24);
+    forward_backward(b, tokens, labels, 8, 24);
+    model_adamw_step(a, 1e-2f, 0.01f);
+    model_adamw_step(b, 1e-2f, 0.01f);
+    CHECK(memcmp(a->params, b->params, sizeof(float) * a->n_params) == 0,
+          "a clipping factor found before a backward scaled the gradients of that backward");
+    model_free(a);
+    model_free(b);
+}
+
 static void test_thread_determinism(void) {
     ModelConfig cfg = small_config();
     cfg.pe = PE_LEARNED;
@@ -543,6 +591,7 @@ int main(void) {
     test_padding_invariance();
     test_thread_determinism();
     test_backward_writes();
+    test_clip_deferred();
     test_checkpoint_round_trip(dir);
     char cmd[600];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
