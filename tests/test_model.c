@@ -302,6 +302,14 @@ static void train_five_steps(int threads, RunResult *out) {
     model_free(m);
 }
 
+/* The sum of the squares of n floats, in double, in index order: summed
+ * here, not by model_grad_norm, which test_clip_deferred checks against it. */
+static double sum_of_squares(const float *x, size_t n) {
+    double sum = 0.0;
+    for (size_t i = 0; i < n; i++) sum += (double)x[i] * x[i];
+    return sum;
+}
+
 /* One training forward and backward on a fixed batch (the MLM objective
  * when cfg has no classes); the gradients are left in m->grads. */
 static void forward_backward(Model *m, const int *tokens, const int *labels, int B, int T) {
@@ -339,9 +347,7 @@ static void test_backward_writes(void) {
         forward_backward(m, tokens, labels, 8, 24);
         float *first = malloc(sizeof(float) * m->n_params);
         memcpy(first, m->grads, sizeof(float) * m->n_params);
-        double norm = 0.0;
-        for (size_t i = 0; i < m->n_params; i++) norm += (double)first[i] * first[i];
-        CHECK(norm > 0.0, "variant %d: the gradients are all zero", variant);
+        CHECK(sum_of_squares(first, m->n_params) > 0.0, "variant %d: the gradients are all zero", variant);
         for (size_t i = 0; i < m->n_params; i++) m->grads[i] = 1e30f;
         forward_backward(m, tokens, labels, 8, 24);
         for (int k = 0; k < m->n_tensors; k++) {
@@ -376,8 +382,7 @@ static void test_clip_deferred(void) {
     make_tokens(tokens, labels, 8, 24, 6u);
     forward_backward(a, tokens, labels, 8, 24);
     forward_backward(b, tokens, labels, 8, 24);
-    double squares = 0.0;
-    for (size_t i = 0; i < b->n_params; i++) squares += (double)b->grads[i] * b->grads[i];
+    double squares = sum_of_squares(b->grads, b->n_params);
     double max_norm = 0.05, norm = model_clip_grads(a, max_norm);
     CHECK(fabs(norm - sqrt(squares)) <= 1e-9 * sqrt(squares), "clip returned the norm %.17g, summed here %.17g", norm,
           sqrt(squares));
