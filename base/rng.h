@@ -6,10 +6,17 @@
 
 #include <stdint.h>
 
-static inline uint64_t rng_mix64(uint64_t z) {
+/* rng_mix64 but its last step, z ^ (z >> 31), which leaves the top 31
+ * bits as they are: the same top 31 bits, two operations fewer, for draws
+ * of which only the top bits are read (the dropout test). */
+static inline uint64_t rng_mix64_high(uint64_t z) {
     z += 0x9E3779B97F4A7C15ull;
     z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+}
+
+static inline uint64_t rng_mix64(uint64_t z) {
+    z = rng_mix64_high(z);
     return z ^ (z >> 31);
 }
 
@@ -23,6 +30,9 @@ static inline uint64_t rng_stream(uint64_t seed, uint64_t step, uint64_t site) {
 }
 
 static inline uint64_t rng_bits_at(uint64_t stream, uint64_t index) { return rng_mix64(stream ^ index); }
+
+/* The top 31 bits of rng_bits_at(stream, index); the low 33 are not those. */
+static inline uint64_t rng_high_bits_at(uint64_t stream, uint64_t index) { return rng_mix64_high(stream ^ index); }
 
 /* 64 random bits for key (seed, step, site, index). */
 static inline uint64_t rng_bits(uint64_t seed, uint64_t step, uint64_t site, uint64_t index) {

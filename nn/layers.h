@@ -112,7 +112,7 @@ static inline DropoutTest dropout_test(const DropoutKey *key) {
 }
 
 static inline int dropout_drops(const DropoutTest *t, uint64_t index) {
-    return (rng_bits_at(t->stream, index) >> 40) < t->threshold;
+    return (rng_high_bits_at(t->stream, index) >> 40) < t->threshold;   /* the top 24 bits */
 }
 
 /* The factor of a kept element, 1 / (1 - p): exactly 1 when p is 0. */
