@@ -6,7 +6,7 @@
 
 #include <stdint.h>
 
-/* rng_mix64 but its last step, z ^ (z >> 31), which leaves the top 31
+/* rng_mix64 without its last step, z ^ (z >> 31), which leaves the top 31
  * bits as they are: the same top 31 bits, two operations fewer, for draws
  * of which only the top bits are read (the dropout test). */
 static inline uint64_t rng_mix64_high(uint64_t z) {
