@@ -4,28 +4,15 @@
 # learned/no PE; a ./train with one wrong sign planted in LayerNorm's backward (build/mutant/train, built by
 # make test) fails it; the saliency equals PyTorch autograd's on the same weights (scripts/twin.py).
 # Run from the project root after make test (or make train build/mutant/train): bash tests/test_backward.sh.
-set -uo pipefail
-cd "$(dirname "$0")/.."
-failures=0
-fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
-pass() { echo "ok: $*"; }
+source "$(dirname "$0")/lib.sh"
 
 [ -x ./train ] || { echo "FAIL: ./train is missing (run make)"; exit 1; }
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 # one thread: on a loaded machine OpenMP threads only wait for each other
 tiny=(--d-model 16 --heads 2 --d-ff 32 --layers 2 --threads 1)
 export OMP_NUM_THREADS=1
 
 # x before y or y before x: the label needs word order
-awk 'BEGIN { srand(11); split("a b c d e f g h", w, " ")
-    for (n = 0; n < 300; n++) {
-        len = 4 + int(rand() * 5); i = int(rand() * len)
-        do j = int(rand() * len); while (j == i)
-        s = ""
-        for (k = 0; k < len; k++) s = s (k ? " " : "") (k == i ? "x" : k == j ? "y" : w[1 + int(rand() * 8)])
-        print (i < j ? "xy" : "yx") "\t" s
-    } }' >"$tmp/order.tsv"
+order_tsv 11 300 5 >"$tmp/order.tsv"
 
 # The relative errors of the live check's lines; prints "n worst" and fails unless all n are below 1e-6.
 check_errors() {  # trace-output expected-n
@@ -132,7 +119,7 @@ if /usr/bin/python3 -c "import torch" >/dev/null 2>&1; then
         echo "REPORT saliency vs torch autograd, $run-norm '$text' toward $label: max |C - torch| $w32 (float32), $w64 (float64), largest |s| $top; tolerance 1e-4 x largest"
     done
 else
-    echo "skip: saliency against PyTorch: /usr/bin/python3 cannot import torch (apt-get install -y python3-torch)"
+    skip "saliency against PyTorch: /usr/bin/python3 cannot import torch (apt-get install -y python3-torch)"
 fi
 
 # ---- 4. usage errors exit 2 with a message
@@ -146,5 +133,4 @@ expect_usage() {  # description, grep pattern, command...
 expect_usage "--label without --backward" 'add --backward' ./train trace --model "$tmp/post" --label xy "a x"
 expect_usage "--label that is not a label" "its labels are 'xy', 'yx'" ./train trace --model "$tmp/post" --backward --label zz "a x"
 
-if [ "$failures" -gt 0 ]; then echo "$failures failure(s)"; exit 1; fi
-echo "all backward checks passed"
+finish test_backward

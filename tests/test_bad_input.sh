@@ -1,13 +1,11 @@
 #!/usr/bin/env bash
 # test_bad_input.sh: a table of bad data files, options and damaged checkpoints, each with its exit code and message, under ./train and the sanitizer build.
 # Run from the project root after `make test` has built ./train, build/train-asan and build/tests/tool_stedit.
-set -uo pipefail
-cd "$(dirname "$0")/.." || exit 1
+source "$(dirname "$0")/lib.sh"
 TRAIN=$PWD/train
 ASAN=$PWD/build/train-asan
 STEDIT=$PWD/build/tests/tool_stedit
-failures=0 cases=0
-fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+cases=0
 for bin in "$TRAIN" "$ASAN" "$STEDIT"; do
     [ -x "$bin" ] || { echo "FAIL: $bin is not built (run make test)"; exit 1; }
 done
@@ -15,9 +13,7 @@ export OMP_WAIT_POLICY=passive
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
 export UBSAN_OPTIONS=print_stacktrace=1
 
-tmp=$(mktemp -d)
 chmod 755 "$tmp"   # the unreadable-file case runs as another user
-trap 'chmod -R u+rwX "$tmp"; rm -rf "$tmp"' EXIT
 cd "$tmp" || exit 1
 TINY=(--d-model 16 --heads 2 --d-ff 32 --layers 1 --max-len 16 --epochs 1 --batch-size 4 --threads 1 --quiet)
 
@@ -40,7 +36,7 @@ case_run() {  # name, expected exit, expected stderr text (grep -E), train argum
         fi
         [ -z "$first" ] && [ -n "$want_text" ] && first=$(grep -m 1 -E -- "$want_text" "$tmp/err.txt" | cut -c 1-150)
     done
-    [ "$ok" -eq 1 ] && echo "ok: $name -> exit $want_rc: $first"
+    [ "$ok" -eq 1 ] && pass "$name -> exit $want_rc: $first"
 }
 
 # ------------------------------------------------------------- data files
@@ -67,13 +63,13 @@ elif command -v setpriv >/dev/null; then
         rc=$?
         if [ "$rc" -eq 2 ] && grep -q "unreadable.tsv: Permission denied" "$tmp/err.txt" &&
             ! grep -q "Sanitizer" "$tmp/err.txt"; then
-            echo "ok: unreadable file ($(basename "$bin") as nobody) -> exit 2: $(head -n 1 "$tmp/err.txt")"
+            pass "unreadable file ($(basename "$bin") as nobody) -> exit 2: $(head -n 1 "$tmp/err.txt")"
         else
             fail "unreadable file ($(basename "$bin") as nobody): exit $rc: $(head -c 300 "$tmp/err.txt")"
         fi
     done
 else
-    echo "skip: unreadable file (running as root without setpriv)"
+    skip "unreadable file (running as root without setpriv)"
 fi
 : >empty.tsv
 fit "empty file" 2 "empty\.tsv: no examples" empty.tsv
@@ -122,7 +118,7 @@ for f in crlf.tsv crlf.csv; do
     got=$("$TRAIN" predict --threads 1 --probs --model "$tmp/run_$f" "good movie")
     clean=$'^(neg|pos)\t[0-9.]+\t[0-9.]+$'
     if [[ "$got" =~ $clean ]]; then
-        echo "ok: $f with CRLF and a BOM is accepted; the labels come out clean"
+        pass "$f with CRLF and a BOM is accepted; the labels come out clean"
     else
         fail "$f: predict printed '$(printf '%q' "$got")' (a CR or the BOM in a label?)"
     fi
@@ -228,6 +224,5 @@ head -c 1000 "$tmp/stopped/state.safetensors" >"$tmp/cut" && cp "$tmp/cut" "$tmp
 case_run "truncated state.safetensors on --resume" 2 "state\.safetensors: header size" --resume "$tmp/stopped"
 
 echo "REPORT bad input: $cases cases (data, options, checkpoints), each under ./train and the ASan/UBSan build"
-echo
-if [ "$failures" -eq 0 ]; then echo "bad input: all $cases cases passed"; else echo "bad input: $failures failures"; fi
-[ "$failures" -eq 0 ]
+
+finish test_bad_input

@@ -11,21 +11,18 @@
 # (short enough that some splits do not fit).
 #
 # Builds nothing: the tool is $BPE_TOOL (default build/tests/tool_bpe).
-# Prints "skipped" and passes when python3 is missing.
-set -u
-cd "$(dirname "$0")/.."
+# Skipped (exit 77) when python3 is missing.
+source "$(dirname "$0")/lib.sh"
 tool=${BPE_TOOL:-build/tests/tool_bpe}
 python=$(command -v python3 || true)
 if [ -z "$python" ]; then
-    echo "test_bpe_twin: skipped (no python3)"
-    exit 0
+    echo "skip: no python3 for the reference scripts/bpe_ref.py"
+    exit 77
 fi
 if [ ! -x "$tool" ]; then
-    echo "test_bpe_twin: no tool at $tool (make build/tests/tool_bpe, or set BPE_TOOL)" >&2
+    echo "FAIL: no tool at $tool (make build/tests/tool_bpe, or set BPE_TOOL)"
     exit 1
 fi
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 
 # (a) Synthetic: 3000 lines of words drawn by a fixed LCG from syllables.
 awk 'BEGIN {
@@ -55,31 +52,29 @@ for f in GPL-3 Apache-2.0 MPL-2.0 Artistic; do
     [ -f "/usr/share/common-licenses/$f" ] && cat "/usr/share/common-licenses/$f" >> "$real"
 done
 if [ ! -s "$real" ]; then
-    echo "test_bpe_twin: /usr/share/common-licenses holds none of the expected texts" >&2
+    echo "FAIL: /usr/share/common-licenses holds none of the expected texts"
     exit 1
 fi
 
-failed=0
 for corpus in "$tmp/synthetic.txt" "$real"; do
     for vocab in 300 2000; do
         for min_freq in 1 3; do
             name="$(basename "$corpus" .txt) vocab_size=$vocab min_freq=$min_freq"
             if ! "$tool" "$corpus" "$vocab" "$min_freq" 0.3 11 24 > "$tmp/c.out"; then
-                echo "FAIL $name: tool_bpe failed"; failed=1; continue
+                fail "$name: tool_bpe failed"; continue
             fi
             if ! "$python" scripts/bpe_ref.py "$corpus" "$vocab" "$min_freq" 0.3 11 24 > "$tmp/py.out"; then
-                echo "FAIL $name: bpe_ref.py failed"; failed=1; continue
+                fail "$name: bpe_ref.py failed"; continue
             fi
             counts=$(grep -E '^(vocab|merges|ids|dropout) [0-9]+$' "$tmp/c.out" | tr '\n' ' ')
             if cmp -s "$tmp/c.out" "$tmp/py.out"; then
+                pass "$name: identical vocab, merges, ids and dropout rows"
                 echo "REPORT bpe twin $name: identical ($counts)"
             else
-                echo "FAIL $name: C and Python differ ($counts); first differences:"
+                fail "$name: C and Python differ ($counts); first differences:"
                 diff "$tmp/c.out" "$tmp/py.out" | head -n 10
-                failed=1
             fi
         done
     done
 done
-[ "$failed" -eq 0 ] && echo "test_bpe_twin: C and Python agree on every vocab, merge, id and dropout row"
-exit "$failed"
+finish test_bpe_twin

@@ -4,15 +4,9 @@
 # the report recomputed from `predict` output, curves.png, no carriage returns
 # in a pipe, eval reproducing the validation accuracy, early stopping,
 # leakage warnings, and option errors.
-set -uo pipefail
-cd "$(dirname "$0")/.."
+source "$(dirname "$0")/lib.sh"
 TRAIN=./train
 PNGCHECK=build/tests/tool_pngcheck
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-failures=0
-fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
-pass() { echo "ok: $*"; }
 
 # Order task: random letters with one x and one y; the label says which comes first.
 make_order_data() {  # seed count file
@@ -155,6 +149,4 @@ check_usage "--batch-size" "$tmp/train.tsv" --batch-size 0
 check_usage "--activation" "$tmp/train.tsv" --activation tanh
 check_usage "no data file" --epochs 2
 
-echo
-[ "$failures" -eq 0 ] && echo "test_cli: all passed" || echo "test_cli: $failures failed"
-[ "$failures" -eq 0 ]
+finish test_cli

@@ -2,14 +2,8 @@
 # test_datasets.sh: checks the datasets: synthetic ones rebuild byte-identically, have the right sizes, balance and order properties, and no leakage.
 # Run from anywhere: bash tests/test_datasets.sh. Exits non-zero on any failure.
 # The real datasets (data/digits, data/langid, data/wordnet, data/fortunes) are checked only when `make data` has built them.
-set -uo pipefail
-cd "$(dirname "$0")/.."
-failures=0
-fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
-pass() { echo "ok: $*"; }
+source "$(dirname "$0")/lib.sh"
 
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 
 # 1. The committed synthetic files are exactly what the generator writes.
 if bash scripts/make-synthetic.sh "$tmp/gen" >"$tmp/gen.log" 2>&1; then
@@ -142,7 +136,7 @@ if [ -f data/digits/train.tsv ] && [ -f data/digits/test.tsv ]; then
     expect_counts data/digits/test.tsv "0 36;1 36;2 35;3 37;4 36;5 36;6 36;7 36;8 35;9 36"
     expect_no_leak data/digits/train.tsv data/digits/test.tsv
 else
-    echo "skip: data/digits not built (run 'make data'; it needs the Debian packages)"
+    skip "data/digits not built (run 'make data'; it needs the Debian packages)"
 fi
 if [ -f data/langid/train.tsv ] && [ -f data/langid/test.tsv ]; then
     want_train="" want_test=""
@@ -157,7 +151,7 @@ if [ -f data/langid/train.tsv ] && [ -f data/langid/test.tsv ]; then
         | LC_ALL=C.UTF-8 grep -cvx '[[:lower:]]\+')
     [ "$bad" -eq 0 ] && pass "langid: words are lower-case letters only" || fail "langid: $bad words are not lower-case letters"
 else
-    echo "skip: data/langid not built (run 'make data'; it needs the Debian packages)"
+    skip "data/langid not built (run 'make data'; it needs the Debian packages)"
 fi
 if [ -f data/wordnet/train.tsv ] && [ -f data/wordnet/test.tsv ]; then
     expect_counts data/wordnet/train.tsv "adj 2400;adv 2400;noun 2400;verb 2400"
@@ -167,7 +161,7 @@ if [ -f data/wordnet/train.tsv ] && [ -f data/wordnet/test.tsv ]; then
     bad=$(cat data/wordnet/train.tsv data/wordnet/test.tsv | grep -v '^#' | grep -c '"')
     [ "$bad" -eq 0 ] && pass "wordnet: no quoted examples" || fail "wordnet: $bad definitions hold a double quote"
 else
-    echo "skip: data/wordnet not built (run 'make data'; it needs the Debian packages)"
+    skip "data/wordnet not built (run 'make data'; it needs the Debian packages)"
 fi
 if [ -f data/fortunes/train.tsv ] && [ -f data/fortunes/test.tsv ]; then
     expect_counts data/fortunes/train.tsv \
@@ -179,9 +173,7 @@ if [ -f data/fortunes/train.tsv ] && [ -f data/fortunes/test.tsv ]; then
     bad=$(cat data/fortunes/train.tsv data/fortunes/test.tsv | grep -v '^#' | cut -f2 | LC_ALL=C grep -c '[[:cntrl:]]')
     [ "$bad" -eq 0 ] && pass "fortunes: no control characters" || fail "fortunes: $bad quotes hold control characters"
 else
-    echo "skip: data/fortunes not built (run 'make data'; it needs the Debian packages)"
+    skip "data/fortunes not built (run 'make data'; it needs the Debian packages)"
 fi
 
-echo
-if [ "$failures" -eq 0 ]; then echo "datasets: all checks passed"; else echo "datasets: $failures checks failed"; fi
-[ "$failures" -eq 0 ]
+finish test_datasets

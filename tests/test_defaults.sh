@@ -3,14 +3,8 @@
 # the bpe tokenizer (learning independent of --threads, its merges in the
 # checkpoint), --max-len auto on data whose lengths are known, and the
 # warnings that catch a wrong setup, each said once with its fix.
-set -uo pipefail
-cd "$(dirname "$0")/.."
+source "$(dirname "$0")/lib.sh"
 TRAIN=${TRAIN:-./train}
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-failures=0 checks=0
-fail() { echo "FAIL: $*"; failures=$((failures + 1)); checks=$((checks + 1)); }
-pass() { echo "ok: $*"; checks=$((checks + 1)); }
 TINY=(--d-model 16 --heads 2 --d-ff 32 --layers 1 --epochs 1 --batch-size 16 --quiet)
 
 # Lengths known by construction: 99 texts of 5 words and 1 of 40, in word
@@ -66,5 +60,4 @@ out=$("$TRAIN" "$tmp/words.tsv" --val-split 0 --patience 2 --out "$tmp/pat" "${T
 out=$("$TRAIN" "$tmp/words.tsv" --out "$tmp/quiet" "${TINY[@]}" 2>&1)
 grep -q "warning" <<<"$out" && fail "a sound setup gave a warning: $out" || pass "a sound setup gives no warning"
 
-echo "test_defaults: $((checks - failures)) passed, $failures failed"
-[ "$failures" -eq 0 ]
+finish test_defaults

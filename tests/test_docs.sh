@@ -4,13 +4,7 @@
 # column is masked), so they cannot drift; `make docs` rewrites them. The
 # check itself is shown to work: a README copy with one number changed fails,
 # one with only the seconds changed passes.
-set -uo pipefail
-cd "$(dirname "$0")/.."
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-failures=0
-fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
-pass() { echo "ok: $*"; }
+source "$(dirname "$0")/lib.sh"
 
 # a drifted copy: the first attention weight of the trace excerpt changed (as 0.7606 was once)
 awk '/<!-- begin:demo-trace -->/ { t = 1 } t && /^    q0 / && !done { sub(/\| [0-9]\.[0-9]+/, "| 0.7606"); done = 1 } 1' README.md > "$tmp/drifted.md"
@@ -36,6 +30,4 @@ grep -q "^$tmp/drifted.md block 'demo-trace' differs" "$tmp/check.txt" \
 grep -q "^$tmp/seconds.md " "$tmp/check.txt" && fail "a change in the Seconds column alone failed the check" \
     || pass "the Seconds column is masked"
 
-echo
-[ "$failures" -eq 0 ] && echo "test_docs: all passed" || echo "test_docs: $failures failed"
-[ "$failures" -eq 0 ]
+finish test_docs

@@ -6,14 +6,8 @@
 # them an error; --probs --header names the columns; a terminal with no TEXT
 # gets a hint. --label-column and --text-column choose the columns of a CSV or
 # TSV with a header row, by name or number.
-set -uo pipefail
-cd "$(dirname "$0")/.."
+source "$(dirname "$0")/lib.sh"
 TRAIN=./train
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-failures=0
-fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
-pass() { echo "ok: $*"; }
 export OMP_WAIT_POLICY=passive
 TINY=(--epochs 1 --d-model 16 --heads 2 --d-ff 16 --layers 1 --max-len 8 --val-split 0 --threads 1 --quiet)
 
@@ -76,7 +70,7 @@ if command -v script > /dev/null; then
     $TRAIN predict "${RUN[@]}" < /dev/null 2> "$tmp/err"
     [ ! -s "$tmp/err" ] && pass "no hint when stdin is not a terminal" || fail "hint without a terminal: $(cat "$tmp/err")"
 else
-    echo "skip: no 'script' to give predict a terminal"
+    skip "no 'script' to give predict a terminal"
 fi
 
 # eval: truncation on stderr; --strict refuses it
@@ -122,6 +116,4 @@ $TRAIN "$tmp/wide.tsv" --out "$tmp/w" "${TINY[@]}" > /dev/null 2> "$tmp/err" \
     && cmp -s "$tmp/w/model.safetensors" "$tmp/run/model.safetensors" \
     && pass "a TSV header row holding label and text columns needs no option" || fail "wide TSV: $(cat "$tmp/err")"
 
-echo
-[ "$failures" -eq 0 ] && echo "test_inputs: all passed" || echo "test_inputs: $failures failed"
-[ "$failures" -eq 0 ]
+finish test_inputs

@@ -1,12 +1,8 @@
 #!/usr/bin/env bash
 # test_mpi.sh: data-parallel training over MPI: 2, 3 and 4 ranks match one process with dropout on (1e-5 relative per epoch, same predictions), reproduce themselves byte for byte, resume, stop together on a signal, and a killed rank stops the job with the checkpoint intact.
 # Run from the project root after `make` (built with MPI when mpicc is installed); skips when MPI is not there.
-set -uo pipefail
-cd "$(dirname "$0")/.."
+source "$(dirname "$0")/lib.sh"
 TRAIN=$PWD/train
-failures=0
-fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
-pass() { echo "ok: $*"; }
 
 if ! command -v mpirun >/dev/null 2>&1; then
     echo "skip: MPI not installed (apt-get install -y libopenmpi-dev openmpi-bin, then make)"
@@ -18,8 +14,6 @@ if ! "$TRAIN" --version | grep -qx 'mpi: yes'; then
     exit 77
 fi
 
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 MPIRUN=(mpirun --allow-run-as-root --oversubscribe)
 TINY=(--d-model 16 --heads 2 --d-ff 32 --layers 1 --max-len 16 --quiet)
 
@@ -310,6 +304,4 @@ else
     fail "the MPI build fails without mpirun"
 fi
 
-echo
-[ "$failures" -eq 0 ] && echo "all MPI checks passed" || echo "$failures MPI check(s) failed"
-[ "$failures" -eq 0 ]
+finish test_mpi

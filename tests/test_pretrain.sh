@@ -5,16 +5,10 @@
 # classifier (encoder copied, fresh head, disagreeing options refused), and
 # the top-5 [MASK] guesses of predict and trace.
 # Run from the project root after ./train is built.
-set -uo pipefail
-cd "$(dirname "$0")/.." || exit 1
+source "$(dirname "$0")/lib.sh"
 TRAIN=$PWD/train
-failures=0
-fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
-pass() { echo "ok: $*"; }
 [ -x "$TRAIN" ] || { echo "FAIL: ./train is not built"; exit 1; }
 export OMP_WAIT_POLICY=passive
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 TINY=(--d-model 16 --heads 2 --d-ff 32 --layers 1 --vocab-size 200 --epochs 3 --quiet)
 grep -v '^#' data/negation/train.tsv | head -n 300 | cut -f2 > "$tmp/texts.txt"
 numbers() { awk -F, '{ NF -= 2; print }' OFS=, "$1"; }
@@ -77,5 +71,5 @@ rc=$?
 row=$(awk -F, 'NR == 4 { printf "%8.4f %8.4f", $2, $3 }' "$tmp/p1/metrics.csv")
 [ $rc -eq 0 ] && grep -q '^0 options differ' "$tmp/d1.log" && grep -q "^    3 | $row" "$tmp/d1.log" \
     && pass "diff of two pretrain runs: options and masked-token traces" || fail "diff of pretrain runs: exit $rc, $(tail -3 "$tmp/d1.log")"
-echo "test_pretrain: $failures failed"
-[ $failures -eq 0 ]
+
+finish test_pretrain

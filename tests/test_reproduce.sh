@@ -2,14 +2,8 @@
 # test_reproduce.sh: run.json records what a run depends on; `reproduce`
 # re-runs it identically at 1 and 2 threads, refuses changed data naming the
 # file, and `diff` shows the options that differ and both traces.
-set -uo pipefail
-cd "$(dirname "$0")/.."
+source "$(dirname "$0")/lib.sh"
 TRAIN=./train
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-failures=0
-fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
-pass() { echo "ok: $*"; }
 
 awk 'BEGIN { srand(11); split("a b c d e f g h", v, " ");
     for (i = 0; i < 500; i++) { n = 4 + int(rand() * 5); px = int(rand() * n); do { py = int(rand() * n) } while (py == px);
@@ -70,6 +64,4 @@ grep -E '^lr +0\.003 +0\.001 +\*' "$tmp/diff.txt" > /dev/null && pass "diff mark
     || fail "diff traces: $(grep -cE '^ +[1-3] \|' "$tmp/diff.txt") rows"
 echo "REPORT reproduce: identical at 1 and 2 threads; changed data refused; diff marks --lr"
 
-echo
-[ "$failures" -eq 0 ] && echo "test_reproduce: all passed" || echo "test_reproduce: $failures failed"
-[ "$failures" -eq 0 ]
+finish test_reproduce

@@ -1,13 +1,9 @@
 #!/usr/bin/env bash
 # test_resume.sh: --resume, --stop-after, SIGINT/SIGTERM mid-epoch, SIGKILL at random moments and a NaN stop all end bit-exact or safe.
 # Run from the project root after `make test` has built ./train and build/tests/tool_stedit.
-set -uo pipefail
-cd "$(dirname "$0")/.." || exit 1
+source "$(dirname "$0")/lib.sh"
 TRAIN=$PWD/train
 STEDIT=$PWD/build/tests/tool_stedit
-failures=0
-fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
-pass() { echo "ok: $*"; }
 for bin in "$TRAIN" "$STEDIT"; do
     [ -x "$bin" ] || { echo "FAIL: $bin is not built (run make test)"; exit 1; }
 done
@@ -16,8 +12,6 @@ done
 # threads of tiny models can slow a run down a hundredfold. Results are the same.
 export OMP_WAIT_POLICY=passive
 
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 TINY=(--d-model 16 --heads 2 --d-ff 32 --layers 1 --max-len 16 --quiet)
 
 # Training data from the committed synthetic sets: a small file for short
@@ -214,6 +208,4 @@ left=$(find "$kill_dir" -name '*.tmp.*' | wc -l)
 [ "$broken" -eq 0 ] && pass "SIGKILL: $kills kills; the checkpoint loaded after each of the $loaded kills that left one"
 echo "REPORT SIGKILL: $kills kills at seeded random moments; checkpoint loaded after $loaded, state left by $states, $stale cut-short temporary files cleared; resumed to a bit-exact end"
 
-echo
-if [ "$failures" -eq 0 ]; then echo "resume: all checks passed"; else echo "resume: $failures checks failed"; fi
-[ "$failures" -eq 0 ]
+finish test_resume

@@ -2,13 +2,9 @@
 # test_rundir.sh: a run is never lost or clobbered (SPEC sections 2 and 8): a rerun into a run is refused and leaves it byte-identical, --overwrite replaces it, default directories are numbered, one process per directory (a second is refused naming the first, which finishes; a kill -9's lock is taken over), reproduce and compare-pe follow the rule, FIFO and process-substitution input, /dev/zero and an endless line refused at the line limit, a full disk and a read-only directory (exit 1 naming the file, no temporary file, the last checkpoint loads), a recorded data file missing on --resume; all under ./train and the sanitizer build.
 # Run from the project root after `make test` has built ./train and build/train-asan.
 # The full-disk and read-only cases mount a small tmpfs in a private mount namespace (unshare -m as root, unshare -rm otherwise); where that is refused they say skipped.
-set -uo pipefail
-cd "$(dirname "$0")/.." || exit 1
+source "$(dirname "$0")/lib.sh"
 TRAIN=$PWD/train
 ASAN=$PWD/build/train-asan
-failures=0
-fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
-pass() { echo "ok: $*"; }
 for bin in "$TRAIN" "$ASAN"; do
     [ -x "$bin" ] || { echo "FAIL: $bin is not built (run make test)"; exit 1; }
 done
@@ -16,8 +12,6 @@ export OMP_WAIT_POLICY=passive
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
 export UBSAN_OPTIONS=print_stacktrace=1
 
-tmp=$(mktemp -d)
-trap 'chmod -R u+rwX "$tmp" 2>/dev/null; rm -rf "$tmp"' EXIT
 grep -v '^#' data/negation/train.tsv | head -n 200 >"$tmp/data.tsv"
 
 # Every file under a directory with its SHA-256 (the lock aside): equal
@@ -111,7 +105,7 @@ small_disk_cases() {  # bin, name, small, data
 
     # Read-only: the run directory's lock cannot be made; nothing changes; the model still loads.
     before=$(snapshot "$small/run")
-    mount -o remount,ro "$small" || { echo "skip: read-only directory (remount refused)"; return "$failures"; }
+    mount -o remount,ro "$small" || { skip "read-only directory (remount refused)"; return "$failures"; }
     "$bin" --resume "$small/run" --epochs 4 --quiet >/dev/null 2>"$err"
     rc=$?
     local rc2
@@ -140,7 +134,7 @@ small_disk() {  # the cases above in a private mount namespace, or skipped
         failures=$((failures + got))
         return
     done
-    echo "skip: $name: full disk and read-only directory (no private mount namespace with a tmpfs here)"
+    skip "$name: full disk and read-only directory (no private mount namespace with a tmpfs here)"
     if [ "$(id -u)" -ne 0 ]; then   # without root a read-only directory is just chmod a-w
         "$bin" data.tsv "${TINY[@]}" --epochs 3 --stop-after 1 --out ro >/dev/null 2>&1
         chmod a-w ro
@@ -313,6 +307,4 @@ for bin in "$TRAIN" "$ASAN"; do
     cd "$tmp" || exit 1
 done
 
-echo
-if [ "$failures" -eq 0 ]; then echo "run directories: all checks passed"; else echo "run directories: $failures checks failed"; fi
-[ "$failures" -eq 0 ]
+finish test_rundir

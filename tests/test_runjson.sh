@@ -2,14 +2,8 @@
 # test_runjson.sh: run.json stores options typed (numbers as JSON numbers,
 # flags as booleans, the rest as strings), and `diff`, `reproduce` and
 # `--resume` still read a run.json of the older kind, every option a string.
-set -uo pipefail
-cd "$(dirname "$0")/.."
+source "$(dirname "$0")/lib.sh"
 TRAIN=./train
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-failures=0
-fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
-pass() { echo "ok: $*"; }
 export OMP_WAIT_POLICY=passive
 
 awk 'BEGIN { srand(5); for (i = 0; i < 120; i++) { s = ""; for (j = 0; j < 5; j++) s = s (j ? " " : "") "w" int(rand() * 20);
@@ -56,6 +50,4 @@ $TRAIN diff "$tmp/new" "$tmp/old" > /dev/null 2> "$tmp/err"; rc=$?
 [ $rc -eq 2 ] && grep -q "recorded option 'epochs' has a value of the wrong type" "$tmp/err" \
     && pass "a value of the wrong type is refused, naming it" || fail "wrong type: exit $rc: $(cat "$tmp/err")"
 
-echo
-[ "$failures" -eq 0 ] && echo "test_runjson: all passed" || echo "test_runjson: $failures failed"
-[ "$failures" -eq 0 ]
+finish test_runjson

@@ -7,14 +7,8 @@
 # the state's two weight sets, averaging never touching training, and the
 # warnings where it cannot act. (The average's arithmetic is checked against
 # PyTorch's AveragedModel in check-torch, its resume in test_resume.sh.)
-set -uo pipefail
-cd "$(dirname "$0")/.."
+source "$(dirname "$0")/lib.sh"
 TRAIN=${TRAIN:-./train}
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-failures=0 checks=0
-fail() { echo "FAIL: $*"; failures=$((failures + 1)); checks=$((checks + 1)); }
-pass() { echo "ok: $*"; checks=$((checks + 1)); }
 TINY=(--d-model 16 --heads 2 --d-ff 32 --layers 1 --batch-size 16 --threads 1 --quiet)
 head -n 601 data/before/train.tsv > "$tmp/data.tsv"
 
@@ -142,5 +136,4 @@ out=$("$TRAIN" pretrain "$tmp/texts.txt" --out "$tmp/pre" "${TINY[@]}" --epochs 
 out=$("$TRAIN" "$tmp/data.tsv" --out "$tmp/plain" "${TINY[@]}" --epochs 4 2>&1)
 grep -q "warning" <<<"$out" && fail "the default --swa gave a warning: $out" || pass "the default --swa gives no warning"
 
-echo "test_swa: $((checks - failures)) passed, $failures failed"
-[ "$failures" -eq 0 ]
+finish test_swa

@@ -1,28 +1,14 @@
 #!/usr/bin/env bash
 # test_teaching.sh: `./train trace` (probabilities equal predict --probs, PE values follow the formula, attention rows sum to 1, --png pictures decode to the sizes printed) and `./train compare-pe` on an order-sensitive dataset.
 # Run from the project root after make: bash tests/test_teaching.sh. Exits non-zero on any failure.
-set -uo pipefail
-cd "$(dirname "$0")/.."
-failures=0
-fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
-pass() { echo "ok: $*"; }
+source "$(dirname "$0")/lib.sh"
 
 [ -x ./train ] || { echo "FAIL: ./train is missing (run make)"; exit 1; }
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 # one thread: on a loaded 2-core machine OpenMP threads only wait for each other
 tiny=(--d-model 16 --heads 2 --d-ff 32 --layers 1 --threads 1 --quiet)
 
-# An order-sensitive dataset: the same filler words with one x and one y;
-# the label says which comes first, so a bag of words cannot tell.
-awk 'BEGIN { srand(7); split("a b c d e f g h", w, " ")
-    for (n = 0; n < 400; n++) {
-        len = 4 + int(rand() * 5); i = int(rand() * len)
-        do j = int(rand() * len); while (j == i)
-        s = ""
-        for (k = 0; k < len; k++) s = s (k ? " " : "") (k == i ? "x" : k == j ? "y" : w[1 + int(rand() * 8)])
-        print (i < j ? "xy" : "yx") "\t" s
-    } }' >"$tmp/order.tsv"
+# An order-sensitive dataset (tests/lib.sh): a bag of words cannot tell its labels apart.
+order_tsv 7 400 5 >"$tmp/order.tsv"
 
 # The last probability line of a trace: "label<TAB>p...", as predict --probs prints it.
 trace_probs() { grep -a 'as predict --probs prints it:' "$1" | tail -n 1 | cut -f 2-; }
@@ -233,5 +219,5 @@ else
 fi
 
 echo "REPORT trace: probabilities equal predict --probs; PE values follow the formula; attention rows sum to 1; PNG sizes match"
-if [ "$failures" -gt 0 ]; then echo "$failures failure(s)"; exit 1; fi
-echo "all teaching checks passed"
+
+finish test_teaching

@@ -5,15 +5,9 @@
 # weights trace prints. Also: the page is self-contained (no address, no external file) and a 64-token
 # input stays under 2 MB. Skips, saying so, where chromium is not installed (.ci/run installs it).
 # Run from the project root after make: bash tests/test_trace_html.sh.
-set -uo pipefail
-cd "$(dirname "$0")/.."
-failures=0
-fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
-pass() { echo "ok: $*"; }
+source "$(dirname "$0")/lib.sh"
 
 [ -x ./train ] || { echo "FAIL: ./train is missing (run make)"; exit 1; }
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 tiny=(--d-model 16 --heads 2 --d-ff 32 --layers 2 --threads 1)
 export OMP_NUM_THREADS=1
 
@@ -36,9 +30,8 @@ rc=$?
 
 browser=$(command -v chromium || command -v chromium-browser || true)
 if [ -z "$browser" ]; then
-    echo "skipped: the browser checks need chromium (apt-get install -y chromium); .ci/run installs it"
-    if [ "$failures" -gt 0 ]; then echo "$failures failure(s)"; exit 1; fi
-    exit 0
+    skip "the browser checks need chromium (apt-get install -y chromium); .ci/run installs it"
+    finish test_trace_html
 fi
 
 # The DOM after the page's scripts ran, for a file and an address fragment.
@@ -79,14 +72,7 @@ check_page() {  # name page trace-output L H Q
 }
 
 # ---- a trained run, with the backward walk
-awk 'BEGIN { srand(3); split("a b c d e f g h", w, " ")
-    for (n = 0; n < 200; n++) {
-        len = 4 + int(rand() * 4); i = int(rand() * len)
-        do j = int(rand() * len); while (j == i)
-        s = ""
-        for (k = 0; k < len; k++) s = s (k ? " " : "") (k == i ? "x" : k == j ? "y" : w[1 + int(rand() * 8)])
-        print (i < j ? "xy" : "yx") "\t" s
-    } }' >"$tmp/order.tsv"
+order_tsv 3 200 4 >"$tmp/order.tsv"
 if ./train "$tmp/order.tsv" --epochs 2 --lr 0.01 --batch-size 16 "${tiny[@]}" --quiet --out "$tmp/run" >"$tmp/fit.log" 2>&1; then
     ./train trace --model "$tmp/run" --backward --label yx "a y b x c d" --html "$tmp/run.html" >"$tmp/run.txt" 2>&1 \
         || { cat "$tmp/run.txt"; fail "trace --backward --html failed"; }
@@ -130,5 +116,4 @@ grep -q 'data-status="rendered"' "$tmp/dom.html" && grep -q '<div id="errors"></
     && pass "64 tokens: the page renders without an error; query 63 of layer 2, head 4 shows 64 weights summing to 1" \
     || fail "64 tokens: the page did not render or the view is wrong: '$shown'"
 
-if [ "$failures" -gt 0 ]; then echo "$failures failure(s)"; exit 1; fi
-echo "all page checks passed"
+finish test_trace_html

@@ -7,14 +7,8 @@
 # (exit 2) naming it. The words of a run are right (singulars, "no PE", one
 # parenthesis), runs at chance or with an exploding loss are called bad, and
 # large numbers keep the table's columns.
-set -uo pipefail
-cd "$(dirname "$0")/.."
+source "$(dirname "$0")/lib.sh"
 TRAIN=./train
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-failures=0
-fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
-pass() { echo "ok: $*"; }
 export OMP_WAIT_POLICY=passive
 
 printf 'pos\tgood movie\nneg\tbad movie\npos\tgreat film\nneg\tawful film\npos\tnice one\nneg\tpoor one\n' > "$tmp/d.tsv"
@@ -132,6 +126,4 @@ grep -E '^ +[0-9]+ \| +[0-9.e+-]+ \|' "$tmp/lr10.txt" | awk -v want="$header_bar
     END { exit bad > 0 }' && pass "lr 10: every row's columns line up with the header ($(grep -E '^ +1 \|' "$tmp/lr10.txt" | cut -c 1-40))" \
     || fail "lr 10 rows break the columns: $(grep -E '^ +[0-9]+ \|' "$tmp/lr10.txt" | cut -c 1-60)"
 
-echo
-[ "$failures" -eq 0 ] && echo "test_usage: all passed" || echo "test_usage: $failures failed"
-[ "$failures" -eq 0 ]
+finish test_usage
