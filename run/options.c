@@ -6,6 +6,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "base/suggest.h"
 
@@ -159,9 +160,20 @@ int options_set(Options *o, const OptionSpec *s, const char *value, char *err, s
         *(char **)field(o, s) = copy;
         return 0;
     }
-    case OPT_FLAG:
-        *(int *)field(o, s) = strcmp(value, "0") != 0 && strcmp(value, "false") != 0;
-        return 0;
+    case OPT_FLAG: {
+        /* --flag alone is on; --flag=VALUE must say plainly which (a value
+         * read as "on" by mistake could, for --overwrite, replace a run) */
+        static const char *const on[] = {"1", "true", "yes", "on"}, *const off[] = {"0", "false", "no", "off"};
+        for (int i = 0; i < 4; i++) {
+            if (strcasecmp(value, on[i]) == 0 || strcasecmp(value, off[i]) == 0) {
+                *(int *)field(o, s) = strcasecmp(value, on[i]) == 0;
+                return 0;
+            }
+        }
+        snprintf(err, errlen, "--%s is a switch: give it alone, or as --%s=true or --%s=false (got '%s')", s->name,
+                 s->name, s->name, value);
+        return -1;
+    }
     }
     return -1;
 }

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# test_rundir.sh: a run is never lost or clobbered (SPEC sections 2 and 8): a rerun into a run is refused and leaves it byte-identical, --overwrite replaces it, default directories are numbered, one process per directory (a second is refused naming the first, which finishes; a kill -9's lock is taken over), reproduce and compare-pe follow the rule, FIFO and process-substitution input, /dev/zero and an endless line refused at the line limit, a full disk and a read-only directory (exit 1 naming the file, no temporary file, the last checkpoint loads), a recorded data file missing on --resume; all under ./train and the sanitizer build.
+# test_rundir.sh: a run is never lost or clobbered (SPEC sections 2 and 8): a rerun into a run is refused and leaves it byte-identical (also with --overwrite=no), --overwrite replaces it, default directories are numbered, one process per directory (a second is refused naming the first, which finishes; a kill -9's lock is taken over), reproduce and compare-pe follow the rule, FIFO and process-substitution input, /dev/zero and an endless line refused at the line limit, a full disk and a read-only directory (exit 1 naming the file, no temporary file, the last checkpoint loads), a recorded data file missing on --resume; all under ./train and the sanitizer build.
 # Run from the project root after `make test` has built ./train and build/train-asan.
 # The full-disk and read-only cases mount a small tmpfs in a private mount namespace (unshare -m as root, unshare -rm otherwise); where that is refused they say skipped.
 source "$(dirname "$0")/lib.sh"
@@ -162,6 +162,14 @@ for bin in "$TRAIN" "$ASAN"; do
             grep -q -- "--overwrite.*--resume first.*--out DIR" "$err" &&
         verify "a refused rerun changed files of the run" [ "$(snapshot first)" = "$before" ] &&
         pass "$name: rerun refused, exit 2: '$(first_line "holds a run")'; every file byte-identical"
+
+    # A switch given a value says plainly which: --overwrite=no keeps the run,
+    # and a value that is neither yes nor no is refused.
+    expect "--overwrite=no" 2 "first holds a run" data.tsv "${TINY[@]}" --epochs 1 --out first --overwrite=no &&
+        expect "--overwrite=maybe" 2 "--overwrite is a switch: .*got 'maybe'" data.tsv "${TINY[@]}" --epochs 1 \
+            --out first --overwrite=maybe &&
+        verify "--overwrite=no or =maybe changed files of the run" [ "$(snapshot first)" = "$before" ] &&
+        pass "$name: --overwrite=no refused as a rerun, --overwrite=maybe refused naming the switch; the run untouched"
 
     # --overwrite: refused data leaves the run as it was; good data replaces it,
     # old outputs included (report.txt of the finished run), other files stay.
