@@ -17,7 +17,7 @@ enum {
     EXIT_OK = 0,
     EXIT_RUNTIME = 1,        /* I/O, memory, a non-finite loss */
     EXIT_USAGE = 2,          /* bad usage or bad input */
-    EXIT_INTERRUPTED = 130   /* SIGINT/SIGTERM: state saved, resumable */
+    EXIT_INTERRUPTED = 130   /* SIGINT/SIGTERM/SIGPIPE: state saved, resumable */
 };
 #define ERR_RUNTIME EXIT_RUNTIME
 #define ERR_INPUT EXIT_USAGE

@@ -4,6 +4,7 @@
  * empty or invalid one (not UTF-8, a NUL byte) gets an empty output line so
  * that output lines stay aligned with input lines; stderr counts each kind,
  * and --strict makes any of them an error. */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +12,7 @@
 
 #include "cli/commands.h"
 #include "run/saved_model.h"
+#include "text/records.h"
 
 enum { TRUNCATED, EMPTY, INVALID, N_KINDS };
 
@@ -122,20 +124,53 @@ static int add_input(Predictor *p, const char *s, size_t len) {
     return p->n == CLI_BATCH ? flush_batch(p) : EXIT_OK;
 }
 
+/* The next line of f without its '\n' into *line (grown as needed); *got is
+ * 0 at the end of the input. Returns 0 or an exit code. A line longer than MAX_LINE_BYTES, training's
+ * limit, is an error as soon as the limit is passed: the input may be a
+ * stream that never ends, so the rest is not read. */
+static int next_line(FILE *f, long number, char **line, size_t *cap, size_t *len, int *got, char *err,
+                     size_t errlen) {
+    size_t n = 0;
+    int c;
+    *got = 0;
+    while ((c = getc_unlocked(f)) != EOF) {
+        *got = 1;
+        if (c == '\n') break;
+        if (n == MAX_LINE_BYTES)
+            return fail(err, errlen, ERR_INPUT, "standard input, line %ld: too long (more than %zu bytes, the limit; reading stopped "
+                        "there)", number, MAX_LINE_BYTES);
+        if (n + 1 >= *cap) {
+            size_t grown_cap = *cap ? 2 * *cap : 4096;
+            char *grown = realloc(*line, grown_cap);
+            if (!grown) return fail(err, errlen, ERR_RUNTIME, "standard input, line %ld: out of memory", number);
+            *line = grown;
+            *cap = grown_cap;
+        }
+        (*line)[n++] = (char)c;
+    }
+    if (ferror(f)) return fail(err, errlen, ERR_RUNTIME, "standard input, line %ld: read error: %s", number, strerror(errno));
+    *len = n;
+    return EXIT_OK;
+}
+
 static int read_stdin(Predictor *p) {
     if (isatty(STDIN_FILENO))
         fprintf(stderr, "reading texts from the terminal, one per line; end with Ctrl-D "
                         "(or give them as arguments: ./train predict --model RUN \"a text\")\n");
-    char *line = NULL;
-    size_t cap = 0;
-    ssize_t len;
-    int rc = EXIT_OK;
-    while (rc == EXIT_OK && (len = getline(&line, &cap, stdin)) >= 0) {
-        const char *s = line;
-        if (len > 0 && line[len - 1] == '\n') len--;
-        if (len > 0 && line[len - 1] == '\r') len--;
+    char *line = NULL, err[256];
+    size_t cap = 0, len = 0;
+    int rc = EXIT_OK, got = 1;
+    while (rc == EXIT_OK && got) {
+        rc = next_line(stdin, p->n_inputs + 1, &line, &cap, &len, &got, err, sizeof err);
+        if (rc != EXIT_OK) {
+            rc = cli_report(rc, err);
+            break;
+        }
+        if (!got) break;
+        const char *s = line ? line : "";
+        if (len > 0 && s[len - 1] == '\r') len--;
         if (p->n_inputs == 0 && len >= 3 && memcmp(s, "\xEF\xBB\xBF", 3) == 0) { s += 3; len -= 3; }   /* BOM */
-        rc = add_input(p, s, (size_t)len);
+        rc = add_input(p, s, len);
     }
     free(line);
     return rc;

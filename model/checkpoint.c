@@ -5,6 +5,7 @@
  * touching the model. */
 #include <errno.h>
 #include <limits.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -323,10 +324,21 @@ static int read_tensors(const Model *m, const StFile *f, const char *path, const
                 return -1;
             }
             char why[512];
-            if (st_read_f32(f, name, scratch + g * m->n_params + t->offset, t->ndim, shape, why, sizeof why) != 0) {
+            float *values = scratch + g * m->n_params + t->offset;
+            if (st_read_f32(f, name, values, t->ndim, shape, why, sizeof why) != 0) {
                 snprintf(err, errlen, "%s: %s", path, why);
                 free(scratch);
                 return -1;
+            }
+            /* training never saves a NaN or an infinity (a non-finite loss or
+             * gradient stops it first), so one here is damage */
+            for (size_t k = 0; k < t->size; k++) {
+                if (!isfinite(values[k])) {
+                    snprintf(err, errlen, "%s: tensor '%s' holds %s at element %ld: the file is damaged (training "
+                             "never saves one)", path, name, isnan(values[k]) ? "a NaN" : "an infinity", k);
+                    free(scratch);
+                    return -1;
+                }
             }
         }
     }

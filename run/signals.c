@@ -17,10 +17,12 @@ void signals_install(void) {
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
     sigaction(SIGUSR1, &sa, NULL);
+    sigaction(SIGPIPE, &sa, NULL);   /* the reader of stdout went away (./train ... | head) */
 }
 
 int signals_pending(void) { return (int)stop_requested; }
 
 const char *signals_name(int sig) {
-    return sig == SIGTERM ? "SIGTERM" : sig == SIGUSR1 ? "SIGUSR1" : "SIGINT";
+    return sig == SIGTERM ? "SIGTERM" : sig == SIGUSR1 ? "SIGUSR1"
+         : sig == SIGPIPE ? "SIGPIPE (standard output was closed)" : "SIGINT";
 }

@@ -5,6 +5,7 @@
 #include "model.h"
 
 #include <fcntl.h>
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -140,6 +141,36 @@ static void check_file(const char *what, const char *path, const char *scratch, 
     free(orig);
 }
 
+/* A NaN or an infinity written with a valid checksum (as the trainer would
+ * write it, were one to reach a save) is refused by name: in the weights for
+ * predict, and in an Adam moment for --resume. */
+static void check_non_finite(const ModelConfig *cfg, const char *model_path, const char *state_path) {
+    const float bad[2] = {NAN, INFINITY};
+    for (int b = 0; b < 2; b++) {
+        Model *m = write_files(cfg, model_path, state_path);
+        if (!m) return;
+        char err[512];
+        m->params[m->n_params / 2] = bad[b];
+        const char *keys[] = {"tokenizer", "vocab", "labels", "epoch"};
+        const char *vals[] = {"word", VOCAB, LABELS, "3"};
+        CHECK(model_save(m, NULL, model_path, keys, vals, 4, err, sizeof err) == 0, "model_save: %s", err);
+        CHECK(!checkpoint_loads(model_path, err, sizeof err), "weights holding %s were accepted", b ? "inf" : "NaN");
+        CHECK(strstr(err, "model.safetensors") && strstr(err, b ? "an infinity" : "a NaN"),
+              "the message does not name the file and the value: %s", err);
+        model_free(m);
+
+        m = write_files(cfg, model_path, state_path);
+        if (!m) return;
+        m->adam_v[3] = bad[b];
+        const char *skeys[] = {"epochs_done", "history"};
+        const char *svals[] = {"3", "1 0.5 0.5 0 0 0 0.001 0.1 100\n"};
+        CHECK(model_save_state(m, NULL, state_path, skeys, svals, 2, err, sizeof err) == 0, "save: %s", err);
+        CHECK(!state_loads(m, state_path, err, sizeof err), "a state holding %s was accepted", b ? "inf" : "NaN");
+        CHECK(strstr(err, "adam_v.") != NULL, "the message does not name the tensor: %s", err);
+        model_free(m);
+    }
+}
+
 int main(void) {
     char dir[] = "/tmp/test_checkpoint_hostile_XXXXXX";
     if (!mkdtemp(dir)) { perror("mkdtemp"); return 1; }
@@ -160,6 +191,7 @@ int main(void) {
         if (c == 0) check_file("training state", state_path, scratch, m, header_stride * 2, stride * 3);
         model_free(m);
     }
+    check_non_finite(&configs[0], model_path, state_path);
     unlink(model_path);
     unlink(state_path);
     unlink(scratch);

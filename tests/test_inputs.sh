@@ -4,8 +4,9 @@
 # invalid one (not UTF-8, a NUL byte) is counted and gets an empty output line
 # (so output lines stay aligned with input lines), and --strict makes any of
 # them an error; --probs --header names the columns; a terminal with no TEXT
-# gets a hint. --label-column and --text-column choose the columns of a CSV or
-# TSV with a header row, by name or number.
+# gets a hint; an endless stdin line is refused at the line limit.
+# --label-column and --text-column choose the columns of a CSV or TSV with a
+# header row, by name or number.
 source "$(dirname "$0")/lib.sh"
 TRAIN=./train
 export OMP_WAIT_POLICY=passive
@@ -61,6 +62,12 @@ tail -n +2 "$tmp/out" | grep -cP '^(neg|pos)\t[01]\.[0-9]{6}\t[01]\.[0-9]{6}$' |
 grep -q '^label' <<<"$($TRAIN predict --probs "${RUN[@]}" "good movie")" && fail "--probs without --header prints a header"
 [ "$($TRAIN predict --header "${RUN[@]}" "good" | head -n 1)" = "label" ] && pass "--header alone names the label column" \
     || fail "--header alone"
+
+# an endless line on stdin is refused at training's line limit (1 MiB), naming the line, in bounded memory
+(echo "good movie"; yes | tr -d '\n') | (ulimit -v 2000000; timeout 120 $TRAIN predict "${RUN[@]}") > "$tmp/out" 2> "$tmp/err"
+rc=$?
+[ "$rc" -eq 2 ] && grep -q "error: standard input, line 2: too long (more than 1048576 bytes, the limit" "$tmp/err" \
+    && pass "an endless line on stdin: exit 2, '$(head -c 90 "$tmp/err")...'" || fail "endless line: exit $rc, $(head -c 300 "$tmp/err")"
 
 # a terminal with no TEXT: a one-line hint on stderr (script gives the command a terminal)
 if command -v script > /dev/null; then

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# test_resume.sh: --resume, --stop-after, SIGINT/SIGTERM mid-epoch, SIGKILL at random moments and a NaN stop all end bit-exact or safe.
+# test_resume.sh: --resume, --stop-after, SIGINT/SIGTERM mid-epoch, SIGPIPE (| head), SIGKILL at random moments and a NaN stop all end bit-exact or safe.
 # Run from the project root after `make test` has built ./train and build/tests/tool_stedit.
 source "$(dirname "$0")/lib.sh"
 TRAIN=$PWD/train
@@ -143,10 +143,26 @@ interrupt_and_resume() {  # signal, epochs done before the signal, threads for t
 interrupt_and_resume INT 1 1
 interrupt_and_resume TERM 2 2
 
+# ------------------------------------------- SIGPIPE: the reader goes away
+# `./train DATA | head -n 1`: once head has gone, the next line the run
+# prints raises SIGPIPE; the run stops after its step with the state saved
+# (exit 130, the resume hint on stderr, which still works), and a resume ends
+# byte-identical to the uninterrupted run.
+"$TRAIN" "${SMALL[@]}" --threads 1 --out "$tmp/pipe" 2>"$tmp/err.txt" | head -n 1 >/dev/null
+rc=${PIPESTATUS[0]}
+if [ "$rc" -eq 130 ] && grep -q "interrupted by SIGPIPE" "$tmp/err.txt" && grep -q -- "--resume $tmp/pipe" "$tmp/err.txt"
+then
+    pass "SIGPIPE: exit 130, $(grep -o "in epoch [0-9]* after step [0-9]* of [0-9]*" "$tmp/err.txt"), resume hint printed"
+else
+    fail "SIGPIPE: exit $rc, stderr: $(cat "$tmp/err.txt")"
+fi
+"$TRAIN" --resume "$tmp/pipe" --quiet --threads 1 >/dev/null || fail "resume after SIGPIPE failed"
+expect_same_run "$tmp/full" "$tmp/pipe" "SIGPIPE, resumed"
+
 # ----------------------------------------------------------------- NaN stop
-# A state whose weights are NaN (written with a valid checksum by the tool):
-# the first step's loss is NaN, training stops naming epoch and step, exit 1,
-# and the last good checkpoint is left as it was.
+# A state whose weights are all 3e38 (written with a valid checksum by the
+# tool; finite, so it loads): the first step's loss overflows, training stops
+# naming epoch and step, exit 1, and the last good checkpoint is left as it was.
 "$TRAIN" "${SMALL[@]}" --threads 1 --stop-after 2 --out "$tmp/nan" >/dev/null
 cp "$tmp/nan/model.safetensors" "$tmp/model.good"
 "$STEDIT" "$tmp/nan/state.safetensors" "$tmp/nan/state.safetensors" poison || fail "tool_stedit poison failed"
@@ -155,9 +171,9 @@ rc=$?
 if [ "$rc" -eq 1 ] && grep -q "NaN/Inf at epoch 3, step 1" "$tmp/err.txt" &&
     cmp -s "$tmp/model.good" "$tmp/nan/model.safetensors" &&
     "$TRAIN" predict --threads 1 --model "$tmp/nan" "a good movie" >/dev/null 2>&1; then
-    pass "NaN weights: exit 1, '$(cut -c1-70 "$tmp/err.txt")...', checkpoint intact and loads"
+    pass "overflowing weights: exit 1, '$(cut -c1-70 "$tmp/err.txt")...', checkpoint intact and loads"
 else
-    fail "NaN weights: exit $rc, stderr: $(cat "$tmp/err.txt")"
+    fail "overflowing weights: exit $rc, stderr: $(cat "$tmp/err.txt")"
 fi
 
 # ------------------------------------------------------ SIGKILL at 20 moments

@@ -19,7 +19,7 @@ static int usage(void) {
             "  offsets NAME BEGIN END    edit a tensor's data_offsets in the header text\n"
             "  replace OLD NEW           replace the first OLD in the header text by NEW\n"
             "  flip BYTE BIT             flip one bit of the file\n"
-            "  poison                    a training state whose weights are all NaN\n"
+            "  poison                    a training state whose weights are all 3e38 (it loads; a step overflows)\n"
             "The first five rewrite the file with st_write (the checksum is left stale);\n"
             "the next three edit bytes and keep everything else as it is; poison writes a\n"
             "valid state (checksum and all) through the model's own functions.\n");
@@ -214,7 +214,9 @@ static int written_by_save_state(const char *key) {
     return 0;
 }
 
-/* Loads a state.safetensors, sets every weight to NaN and saves it again. */
+/* Loads a state.safetensors, sets every weight to 3e38 and saves it again:
+ * finite, so the state loads (a NaN is refused as damage), but the first
+ * forward pass overflows, and training must stop on the non-finite loss. */
 static int poison_state(const char *in, const char *out_path) {
     char err[1024];
     ModelConfig cfg;
@@ -238,7 +240,7 @@ static int poison_state(const char *in, const char *out_path) {
         vals[n++] = f.meta_values[i];
     }
     if (rc == 0) {
-        for (size_t i = 0; i < m->n_params; i++) m->params[i] = NAN;
+        for (size_t i = 0; i < m->n_params; i++) m->params[i] = 3e38f;
         rc = model_save_state(m, average, out_path, keys, vals, n, err, sizeof err) == 0 ? 0 : 1;
     }
     if (rc) fprintf(stderr, "tool_stedit: %s\n", err);
