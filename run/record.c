@@ -80,6 +80,12 @@ int record_write(const char *dir, const Options *o, const char *data_path, int a
     }
     rc |= jsonbuf_puts(&b, "],\n  \"data\": ");
     rc |= jsonbuf_string(&b, data_path);
+    /* relative paths above and below are relative to this directory */
+    char cwd[4096];
+    if (getcwd(cwd, sizeof cwd)) {
+        rc |= jsonbuf_puts(&b, ",\n  \"cwd\": ");
+        rc |= jsonbuf_string(&b, cwd);
+    }
     rc |= jsonbuf_puts(&b, ",\n  \"options\": ");
     rc |= options_to_json(o, &b);
     rc |= jsonbuf_printf(&b, ",\n  \"seed\": %lld,\n  \"threads\": %d,\n  \"files\": [", o->seed, threads);
@@ -116,6 +122,42 @@ int record_write(const char *dir, const Options *o, const char *data_path, int a
 
 static char *dup_string(const JsonValue *v) {
     return v && v->type == JSON_STRING ? strdup(v->string) : NULL;
+}
+
+/* A relative path of the record, as the run's working directory (cwd)
+ * resolves it: a newly allocated cwd/path when that exists, else NULL (the
+ * path is then taken as it is, from here). So --resume and reproduce find
+ * the data from any directory, and a run directory moved to another machine
+ * with its data at the same relative place still works. */
+static char *from_recorded_cwd(const char *cwd, const char *path) {
+    if (!cwd || !path || !*path || path[0] == '/') return NULL;
+    size_t len = strlen(cwd) + strlen(path) + 2;
+    char *joined = malloc(len);
+    if (!joined) return NULL;
+    snprintf(joined, len, "%s/%s", cwd, path);
+    struct stat st;
+    if (stat(joined, &st) == 0) return joined;
+    free(joined);
+    return NULL;
+}
+
+static void resolve_path(const char *cwd, char **path) {
+    char *joined = from_recorded_cwd(cwd, *path);
+    if (joined) {
+        free(*path);
+        *path = joined;
+    }
+}
+
+/* The same for path options (--val, --test, --init). */
+static void resolve_option(const char *cwd, Options *o, const char *name) {
+    const OptionSpec *s = options_find(name);
+    char value[4096], err[64];
+    if (!s) return;
+    options_format(o, s, value, sizeof value);
+    char *joined = from_recorded_cwd(cwd, value);
+    if (joined) options_set(o, s, joined, err, sizeof err);
+    free(joined);
 }
 
 int record_read(const char *dir, RunRecord *info, char *err, size_t errlen) {
@@ -164,6 +206,15 @@ int record_read(const char *dir, RunRecord *info, char *err, size_t errlen) {
         memcpy(d->sha256, sha->string, 65);
         d->lines = (long)lines->number;
         info->n_files++;
+    }
+    const JsonValue *cwd_value = json_get(root, "cwd");
+    const char *cwd = cwd_value && cwd_value->type == JSON_STRING ? cwd_value->string : NULL;
+    if (rc == 0 && cwd) {
+        resolve_path(cwd, &info->data_path);
+        for (int i = 0; i < info->n_files; i++) resolve_path(cwd, &info->files[i].path);
+        resolve_option(cwd, &info->options, "val");
+        resolve_option(cwd, &info->options, "test");
+        resolve_option(cwd, &info->options, "init");
     }
     json_free(root);
     if (rc != 0) record_free(info);

@@ -1,7 +1,9 @@
 /* record.h: run.json, the record of everything a run depends on: command
- * line, every option's effective value, data files with SHA-256 and line
- * counts, program version, compiler, flags and machine. resume and
- * reproduce read it back and check the data is unchanged. */
+ * line, working directory, every option's effective value, data files with
+ * SHA-256 and line counts, program version, compiler, flags and machine.
+ * resume and reproduce read it back and check the data is unchanged; the
+ * relative paths it holds are read against the recorded working directory
+ * where the file is found there. */
 #ifndef RUN_RECORD_H
 #define RUN_RECORD_H
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# test_resume.sh: --resume, --stop-after, SIGINT/SIGTERM mid-epoch, SIGPIPE (| head), SIGKILL at random moments and a NaN stop all end bit-exact or safe.
+# test_resume.sh: --resume (also from another directory), --stop-after, SIGINT/SIGTERM mid-epoch, SIGPIPE (| head), SIGKILL at random moments and a NaN stop all end bit-exact or safe.
 # Run from the project root after `make test` has built ./train and build/tests/tool_stedit.
 source "$(dirname "$0")/lib.sh"
 TRAIN=$PWD/train
@@ -65,6 +65,13 @@ expect_same_run "$tmp/full" "$tmp/stopped" "stop after 2 at 2 threads, resume at
     "$TRAIN" --resume "$tmp/twice" --stop-after 3 --threads 1 --quiet >/dev/null &&
     "$TRAIN" --resume "$tmp/twice" --threads 1 --quiet >/dev/null || fail "stop after 1, then 3, then resume failed"
 expect_same_run "$tmp/full" "$tmp/twice" "stop after 1, resume to 3, resume to 4 (1 thread)"
+
+# From another working directory: a run started on a relative path (here
+# small.tsv, from $tmp) resumes from /, as run.json records where it started.
+(cd "$tmp" && "$TRAIN" small.tsv "${TINY[@]}" --batch-size 8 --epochs 4 --threads 1 --stop-after 2 --out elsewhere \
+    >/dev/null) && (cd / && "$TRAIN" --resume "$tmp/elsewhere" --threads 1 --quiet >/dev/null 2>"$tmp/err.txt") \
+    || fail "a run on a relative data path did not resume from another directory: $(cat "$tmp/err.txt")"
+expect_same_run "$tmp/full" "$tmp/elsewhere" "relative data path, resumed from another directory"
 
 # Early stopping: best weights and patience counters survive a stop.
 PAT=("$tmp/small.tsv" "${TINY[@]}" --batch-size 8 --epochs 8 --lr 0.01 --patience 2 --threads 2)
