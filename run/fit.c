@@ -513,9 +513,8 @@ static int train_step(Trainer *t, int epoch, int s, char *err, size_t errlen) {
 
 /* ------------------------------------------------------------ an epoch's end */
 
-/* metrics.csv, curves, the checkpoint (with --patience: the best weights,
- * otherwise the latest) and the state at the end of an epoch. */
-static int write_epoch_files(Trainer *t, int epoch, int improved, char *err, size_t errlen) {
+/* metrics.csv and curves.png: drawn from the history, which the state holds. */
+static int write_history_files(const Trainer *t, char *err, size_t errlen) {
     const TrainProgress *p = &t->progress;
     char path[4096];
     rundir_path(path, sizeof path, t->dir, "metrics.csv");
@@ -526,13 +525,24 @@ static int write_epoch_files(Trainer *t, int epoch, int improved, char *err, siz
     if (curves_write_png(path, p->history, p->n_history, t->corpus.has_val, t->best_params ? p->best_epoch : 0, err,
                          errlen) != EXIT_OK)
         return ERR_RUNTIME;
+    return EXIT_OK;
+}
+
+/* The checkpoint (with --patience: the best weights, otherwise the latest),
+ * the state, then metrics.csv and curves at the end of an epoch. The work
+ * goes first: when the disk fills while the pictures are written, the epoch
+ * is still saved, and --resume writes the history files again. */
+static int write_epoch_files(Trainer *t, int epoch, int improved, char *err, size_t errlen) {
+    const TrainProgress *p = &t->progress;
+    char path[4096];
     if (!t->best_params || improved) {
         rundir_path(path, sizeof path, t->dir, "model.safetensors");
         int rc = saved_model_write(path, t->model, t->best_params, t->corpus.tokenizer, &t->corpus.vocab,
                                    &t->corpus.labels, epoch, err, errlen);
         if (rc != EXIT_OK) return rc;
     }
-    return state_save(t->model, t->average, p, t->dir, err, errlen);
+    int rc = state_save(t->model, t->average, p, t->dir, err, errlen);
+    return rc != EXIT_OK ? rc : write_history_files(t, err, errlen);
 }
 
 /* The validation numbers val[3] (loss, accuracy, macro-F1; NaN F1 when
@@ -753,6 +763,8 @@ int fit(const DistContext *dist, const Options *o, const char *data_path, const 
     t.mlm = options_pretrain(o);
     double val_acc = 0, test_acc = 0;
     int rc = prepare(&t, data_path, resume, argc, argv, err, errlen);
+    /* a run stopped between its state and its history files gets them again */
+    if (rc == EXIT_OK && resume && t.writer && t.progress.n_history > 0) rc = write_history_files(&t, err, errlen);
     if (rc == EXIT_OK) {
         print_intro(&t, resume);
         if (t.progress.epochs_done >= o->epochs && t.progress.step_in_epoch == 0)

@@ -116,11 +116,12 @@ mv "$tmp/small.keep" "$tmp/small.tsv"
 BIG=("$tmp/big.tsv" "${TINY[@]}" --batch-size 2 --epochs 3 --threads 1)
 "$TRAIN" "${BIG[@]}" --out "$tmp/big_full" >/dev/null || fail "uninterrupted run on the larger data failed"
 
-# Waits until state.safetensors records that many finished epochs: the state
-# is the last file an epoch writes, so the trainer is then in the next epoch.
+# Waits until metrics.csv holds that many epochs: an epoch writes the
+# checkpoint, the state, metrics.csv, then curves.png, so after a moment more
+# the trainer is in the next epoch.
 wait_for_epochs() {  # dir, epochs, pid
     for _ in $(seq 1 6000); do
-        grep -qa "\"epochs_done\":\"$2\"" "$1/state.safetensors" 2>/dev/null && return 0
+        [ "$(($( (wc -l <"$1/metrics.csv") 2>/dev/null || echo 1) - 1))" -ge "$2" ] && return 0
         kill -0 "$3" 2>/dev/null || return 1
         sleep 0.005
     done
@@ -149,6 +150,26 @@ interrupt_and_resume() {  # signal, epochs done before the signal, threads for t
 }
 interrupt_and_resume INT 1 1
 interrupt_and_resume TERM 2 2
+
+# The work is saved before the pictures: when curves.png cannot be written
+# (a directory put in its place once the run has started) the first epoch
+# ends in exit 1 naming it, yet the checkpoint and the state hold that epoch,
+# and once the way is clear, --resume ends byte-identical.
+"$TRAIN" "${BIG[@]}" --out "$tmp/pic" >/dev/null 2>"$tmp/err.txt" &
+pid=$!
+for _ in $(seq 1 6000); do [ -e "$tmp/pic/run.json" ] && break; sleep 0.01; done
+mkdir "$tmp/pic/curves.png"
+wait "$pid"
+rc=$?
+if [ "$rc" -eq 1 ] && grep -q "curves.png" "$tmp/err.txt" && grep -qa '"epochs_done":"1"' "$tmp/pic/state.safetensors" &&
+    "$TRAIN" predict --threads 1 --model "$tmp/pic" "a good movie" >/dev/null 2>&1; then
+    pass "curves.png unwritable: exit 1, '$(sed "s|$tmp/||g" "$tmp/err.txt" | cut -c 1-90)'; epoch 1 saved, the model loads"
+else
+    fail "curves.png unwritable: exit $rc; stderr: $(cat "$tmp/err.txt")"
+fi
+rmdir "$tmp/pic/curves.png"
+"$TRAIN" --resume "$tmp/pic" --threads 1 --quiet >/dev/null || fail "resume after the unwritable curves.png failed"
+expect_same_run "$tmp/big_full" "$tmp/pic" "curves.png unwritable in epoch 1, resumed"
 
 # ------------------------------------------- SIGPIPE: the reader goes away
 # `./train DATA | head -n 1`: once head has gone, the next line the run
