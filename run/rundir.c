@@ -18,11 +18,13 @@
 #define LOCK_ATTEMPTS 20        /* a lock file removed under us by its releasing holder: try again */
 #define MAX_NUMBERED 1000       /* runs/<name>-2 .. runs/<name>-1000 */
 
-/* What a run writes into its directory (temporaries are NAME.tmp.XXXXXX). */
-static const char *const OUTPUTS[] = {"model.safetensors", "state.safetensors", "metrics.csv", "curves.png",
-                                      "confusion.png", "confusion_test.png", "report.txt", "run.json"};
-/* Files that mean "this directory holds a run". */
-static const char *const DEFAULT_MARKERS[] = {"run.json", "model.safetensors", "state.safetensors", NULL};
+/* What a run writes into its directory (temporaries are NAME.tmp.XXXXXX),
+ * NULL-ended. Any of them means "this directory holds a run": even a lone
+ * metrics.csv or report.txt is someone's work. The first three are the run
+ * itself, named first in a refusal; they are removed last. */
+static const char *const OUTPUTS[] = {"run.json", "model.safetensors", "state.safetensors", "metrics.csv",
+                                      "report.txt", "curves.png", "confusion.png", "confusion_test.png", NULL};
+enum { N_OUTPUTS = sizeof OUTPUTS / sizeof *OUTPUTS - 1 };
 
 void rundir_path(char *buf, size_t len, const char *dir, const char *name) {
     if (snprintf(buf, len, "%s/%s", dir, name) >= (int)len) buf[len - 1] = '\0';
@@ -44,13 +46,12 @@ void rundir_default(const char *data_path, const char *suffix, char *buf, size_t
 }
 
 void rundir_remove_temporaries(const char *dir) {
-    const char *const *outputs = OUTPUTS;
     DIR *d = opendir(dir);
     if (!d) return;
     for (struct dirent *e; (e = readdir(d)) != NULL;) {
-        for (size_t i = 0; i < sizeof OUTPUTS / sizeof *OUTPUTS; i++) {
-            size_t n = strlen(outputs[i]);
-            if (strncmp(e->d_name, outputs[i], n) != 0 || strncmp(e->d_name + n, ".tmp.", 5) != 0 ||
+        for (size_t i = 0; i < N_OUTPUTS; i++) {
+            size_t n = strlen(OUTPUTS[i]);
+            if (strncmp(e->d_name, OUTPUTS[i], n) != 0 || strncmp(e->d_name + n, ".tmp.", 5) != 0 ||
                 strlen(e->d_name + n + 5) != 6)
                 continue;
             char path[4096];
@@ -62,7 +63,7 @@ void rundir_remove_temporaries(const char *dir) {
 }
 
 int rundir_remove_outputs(const char *dir, char *err, size_t errlen) {
-    for (size_t i = 0; i < sizeof OUTPUTS / sizeof *OUTPUTS; i++) {
+    for (int i = N_OUTPUTS - 1; i >= 0; i--) {   /* run.json last: until then the directory still holds a run */
         char path[4096];
         rundir_path(path, sizeof path, dir, OUTPUTS[i]);
         if (unlink(path) != 0 && errno != ENOENT)
@@ -98,16 +99,18 @@ static void write_holder(int fd) {
     (void)ignored;
 }
 
-/* The markers present in dir, comma-separated into found ("" when none). */
+/* The first three markers present in dir, comma-separated into found (""
+ * when none). */
 static void find_markers(const char *dir, const char *const *markers, char *found, size_t len) {
     found[0] = '\0';
-    for (size_t i = 0; markers[i]; i++) {
+    for (size_t i = 0, n = 0; markers[i] && n < 3; i++) {
         char path[4096];
         struct stat st;
         rundir_path(path, sizeof path, dir, markers[i]);
         if (stat(path, &st) != 0) continue;
         size_t used = strlen(found);
         snprintf(found + used, len - used, "%s%s", used ? ", " : "", markers[i]);
+        n++;
     }
 }
 
@@ -188,7 +191,7 @@ static int claim_one(RunDir *rd, const char *dir, const RunDirPolicy *policy, in
         return EXIT_OK;
     }
     if (policy->mode == RUNDIR_RESUME) return EXIT_OK;
-    find_markers(dir, policy->markers ? policy->markers : DEFAULT_MARKERS, why, why_len);
+    find_markers(dir, policy->markers ? policy->markers : OUTPUTS, why, why_len);
     if (!why[0]) return EXIT_OK;
     if (policy->mode == RUNDIR_OVERWRITE) {
         if (policy->log) fprintf(policy->log, "note: --overwrite: the run in %s (%s) is replaced\n", dir, why);

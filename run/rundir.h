@@ -46,7 +46,7 @@ typedef enum {
 typedef struct {
     RunDirMode mode;
     int resumable;               /* a refusal suggests --resume too (training; not reproduce, compare-pe) */
-    const char *const *markers;  /* NULL-ended files that mean "holds a run"; NULL: the three above */
+    const char *const *markers;  /* NULL-ended files that mean "holds a run"; NULL: any a run writes */
     FILE *log;                   /* notes: a killed run's lock taken over, a numbered directory */
 } RunDirPolicy;
 

@@ -163,6 +163,14 @@ for bin in "$TRAIN" "$ASAN"; do
         verify "a refused rerun changed files of the run" [ "$(snapshot first)" = "$before" ] &&
         pass "$name: rerun refused, exit 2: '$(first_line "holds a run")'; every file byte-identical"
 
+    # What is left of a run, even a lone metrics.csv, is kept as one.
+    mkdir -p leftover && cp first/metrics.csv leftover/ && echo "notes" >leftover/notes.txt
+    before_left=$(snapshot leftover)
+    expect "a directory holding only metrics.csv" 2 "leftover holds a run \(metrics\.csv\)" data.tsv "${TINY[@]}" \
+        --epochs 1 --out leftover &&
+        verify "the refused run changed files in leftover" [ "$(snapshot leftover)" = "$before_left" ] &&
+        pass "$name: a directory holding only a metrics.csv is refused as a run: '$(first_line "holds a run")'"
+
     # A switch given a value says plainly which: --overwrite=no keeps the run,
     # and a value that is neither yes nor no is refused.
     expect "--overwrite=no" 2 "first holds a run" data.tsv "${TINY[@]}" --epochs 1 --out first --overwrite=no &&
