@@ -53,7 +53,8 @@ typedef struct {
     size_t index;        /* into the parameters */
     double scale;        /* printed values are divided by this (the input probe: emb_scale) */
     double float_grad, analytic, numeric;
-    double rel_error;    /* |numeric - analytic| / max(|numeric|, |analytic|) */
+    double rel_error;    /* |numeric - analytic| / max(|numeric|, |analytic|, the floor below) */
+    int floored;         /* both under the floor: noise around 0, judged against the floor */
     int passed;
 } TraceCheck;
 
@@ -61,6 +62,7 @@ typedef struct {
     int label;           /* the class whose loss is differentiated */
     double loss;         /* -log p_label, float model */
     double loss_f64;     /* the same from the double build */
+    double grad_floor;   /* the smallest gradient the check can judge at that loss */
     TraceStage *stages;  /* in backward order: logits first, the embedding sum last */
     int n_stages;
     double *param_norms; /* (n_tensors) */

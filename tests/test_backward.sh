@@ -70,6 +70,18 @@ echo >>"$tmp/plain.txt"   # the blank line before [7]
 sed -n '/^\[7\] backward/q;p' "$tmp/post-relu-mean-sinusoidal.txt" | cmp -s - "$tmp/plain.txt" \
     && pass "the forward walk prints the same with and without --backward" || fail "--backward changed the forward walk"
 
+# a d_model 2 model: LayerNorm over two features passes almost nothing back (gradients of 1e-17, central
+# differences of rounding noise); the check judges gradients below what it resolves against that floor and
+# passes, saying so, where a relative error of 1 failed it before
+./train "$tmp/order.tsv" --epochs 1 --d-model 2 --heads 1 --d-ff 4 --layers 2 --threads 1 --quiet --out "$tmp/d2" \
+    >/dev/null 2>&1 || fail "training the d_model 2 run failed"
+if ./train trace --model "$tmp/d2" --backward "a x b y c" >"$tmp/d2.txt" 2>"$tmp/d2.err" &&
+    grep -q "the smallest a central difference resolves at this loss" "$tmp/d2.txt"; then
+    pass "d_model 2: gradients under the check's resolution are judged against its floor: $(grep -o '[0-9] gradients* .* under [0-9.e+-]*' "$tmp/d2.txt")"
+else
+    fail "d_model 2: trace --backward: $(cat "$tmp/d2.err"; grep -A9 'live gradient check' "$tmp/d2.txt")"
+fi
+
 # ---- 2. a wrong sign planted in LayerNorm's backward fails the check
 if [ -x build/mutant/train ]; then
     for run in post pre; do
