@@ -219,6 +219,15 @@ static int shared_vocab(const DistContext *dist, Corpus *c, const Options *o, ch
                                err, errlen);
     else
         rc = fail(err, errlen, ERR_RUNTIME, "%s: out of memory building the vocabulary", c->train.path);
+    /* the five specials alone: no token of the text made it in */
+    if (rc == 0 && c->vocab.size <= 5) {
+        if (o->min_freq > 1)
+            rc = fail(err, errlen, ERR_INPUT, "%s: the vocabulary holds no token of the text: none occurs --min-freq "
+                      "%d times; lower --min-freq", c->train.path, o->min_freq);
+        else
+            rc = fail(err, errlen, ERR_INPUT, "%s: the vocabulary holds no token of the text: the texts hold only "
+                      "special tokens ([CLS], [MASK], ...)", c->train.path);
+    }
     strmap_free(&mine);
     strmap_free(&all);
     return rc;
@@ -283,13 +292,30 @@ static void warn_label_column(const LabelSet *labels, const TextDataset *all, FI
  * with the option that fixes it. */
 static void warn_setup(const DistContext *dist, const Corpus *c, const Options *o, FILE *log) {
     double unk = c->has_val ? unk_share(dist, &c->enc_val) : 0.0;
-    if (unk > UNK_WARN_SHARE)
-        fprintf(log, "warning: %.0f%% of the validation tokens are [UNK] (unseen in training): try --tokenizer bpe "
-                "or --tokenizer char\n", 100 * unk);
+    if (unk > UNK_WARN_SHARE) {   /* the fix depends on the tokenizer */
+        fprintf(log, "warning: %.0f%% of the validation tokens are [UNK] (unseen in training): ", 100 * unk);
+        if (c->vocab.bpe)
+            fprintf(log, "raise --vocab-size (now %d), or give more training text\n", o->vocab_size);
+        else if (strcmp(o->tokenizer, "char") == 0)
+            fprintf(log, "the validation text uses characters the training text lacks; give more training text\n");
+        else
+            fprintf(log, "try --tokenizer bpe or --tokenizer char\n");
+    }
     if (o->patience > 0 && !c->has_val)
         fprintf(log, "warning: --patience has no effect without a validation set (give --val FILE or --val-split F)\n");
     if (o->val_path && *o->val_path && options_given(o, "val-split"))
         fprintf(log, "warning: --val-split has no effect with --val (the validation set is that file)\n");
+    int n_split = c->train.total + c->val.total;
+    if (c->has_val && !(o->val_path && *o->val_path) && c->val.total > 1.5 * o->val_split * n_split + 1)
+        fprintf(log, "note: --val-split %g held out %d of %d examples (%.0f%%): every class with 2 or more examples "
+                "gives at least one to validation, and many classes here are that small\n", o->val_split,
+                c->val.total, n_split, 100.0 * c->val.total / n_split);
+    if (o->stop_after > 0 && o->stop_after >= o->epochs)
+        fprintf(log, "warning: --stop-after %d has no effect with --epochs %d (the run ends there anyway)\n",
+                o->stop_after, o->epochs);
+    if (o->lr == 0.0)
+        fprintf(log, "warning: --lr 0 leaves the weights as they start: nothing is learned (AdamW's weight decay is "
+                "scaled by the learning rate too)\n");
     int bpe_dropout_given = options_given(o, "bpe-dropout") && o->bpe_dropout > 0.0;
     if (bpe_dropout_given && !c->vocab.bpe)
         fprintf(log, "warning: --bpe-dropout has no effect with --tokenizer %s (it splits bpe subwords; give "

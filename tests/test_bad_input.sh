@@ -136,6 +136,11 @@ fit "--dropout 1" 2 "--dropout: 1 is out of range" good.tsv --dropout 1
 fit "--epochs abc" 2 "--epochs: 'abc' is not a whole number" good.tsv --epochs abc
 fit "--lr nan" 2 "--lr: 'nan' is not a number" good.tsv --lr nan
 fit "unknown option" 2 "unknown option '--colour'" good.tsv --colour
+fit "--min-freq above every count" 2 "good\.tsv: the vocabulary holds no token of the text: none occurs --min-freq 1000 times; lower --min-freq" \
+    good.tsv --min-freq 1000 --tokenizer word
+printf 'pos\t[MASK] [CLS]\nneg\t[MASK]\npos\t[CLS]\nneg\t[SEP]\npos\t[MASK]\nneg\t[CLS]\n' >specials.tsv
+fit "texts of special tokens only" 2 "specials\.tsv: the vocabulary holds no token of the text: the texts hold only special" \
+    specials.tsv --tokenizer word
 fit "option without its value" 2 "option '--seed' needs a value" good.tsv --seed
 fit "too much memory" 2 "needs [0-9]{16,} bytes .* but the machine has" good.tsv \
     --d-model 65536 --d-ff 1048576 --layers 1000 --heads 1

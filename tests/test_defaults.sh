@@ -2,7 +2,8 @@
 # test_defaults.sh: what a user who gives no option gets (SPEC section 3):
 # the bpe tokenizer (learning independent of --threads, its merges in the
 # checkpoint), --max-len auto on data whose lengths are known, and the
-# warnings that catch a wrong setup, each said once with its fix.
+# warnings that catch a wrong setup (or options that cannot act), each said
+# once with its fix.
 source "$(dirname "$0")/lib.sh"
 TRAIN=${TRAIN:-./train}
 TINY=(--d-model 16 --heads 2 --d-ff 32 --layers 1 --epochs 1 --batch-size 16 --quiet)
@@ -57,6 +58,19 @@ out=$("$TRAIN" "$tmp/train_unk.tsv" --val "$tmp/val_unk.tsv" --tokenizer word --
 out=$("$TRAIN" "$tmp/words.tsv" --val-split 0 --patience 2 --out "$tmp/pat" "${TINY[@]}" 2>&1)
 [ "$(grep -c 'warning: --patience has no effect without a validation set' <<<"$out")" = 1 ] \
     && pass "--patience without validation is flagged once" || fail "patience warning: $out"
+out=$("$TRAIN" "$tmp/words.tsv" --val-split 0 --out "$tmp/lr0" "${TINY[@]}" --epochs 2 --stop-after 2 --lr 0 2>&1)
+[ "$(grep -c 'warning: --stop-after 2 has no effect with --epochs 2' <<<"$out")" = 1 ] \
+    && pass "--stop-after at or past --epochs is flagged once" || fail "stop-after warning: $out"
+[ "$(grep -c 'warning: --lr 0 leaves the weights as they start' <<<"$out")" = 1 ] \
+    && pass "--lr 0 is flagged once" || fail "lr 0 warning: $out"
+out=$("$TRAIN" "$tmp/train_unk.tsv" --val "$tmp/val_unk.tsv" --out "$tmp/unk_bpe" "${TINY[@]}" 2>&1)
+[ "$(grep -c 'validation tokens are \[UNK\].*raise --vocab-size (now 2000)' <<<"$out")" = 1 ] \
+    && pass "with bpe, mostly-[UNK] validation asks for a larger --vocab-size" || fail "[UNK] warning with bpe: $out"
+# 40 classes of 3: each gives one of its 3 to validation, a third of the data for --val-split 0.1
+awk 'BEGIN { for (i = 0; i < 120; i++) print "c" int(i / 3) "\tw" i % 7 " v" i % 5 }' > "$tmp/small_classes.tsv"
+out=$("$TRAIN" "$tmp/small_classes.tsv" --out "$tmp/smallc" "${TINY[@]}" 2>&1)
+grep -q "note: --val-split 0.1 held out 40 of 120 examples (33%): every class with 2 or more examples gives at least one" \
+    <<<"$out" && pass "a split far above --val-split says why" || fail "val-split note: $out"
 out=$("$TRAIN" "$tmp/words.tsv" --out "$tmp/quiet" "${TINY[@]}" 2>&1)
 grep -q "warning" <<<"$out" && fail "a sound setup gave a warning: $out" || pass "a sound setup gives no warning"
 
