@@ -79,6 +79,10 @@ fit "only comments" 2 "comments\.tsv: no examples" comments.tsv
 fit "a line without a tab" 2 "notab\.tsv:7: no tab" notab.tsv
 { good; printf '\tsome text\n'; } >nolabel.tsv
 fit "empty label" 2 "nolabel\.tsv:7: empty label" nolabel.tsv
+printf 'label,text\npos,good movie\nneg,bad movie\n"pos\tneg",a tab in a quoted label\n' >tablabel.csv
+fit "a tab inside a quoted CSV label" 2 "tablabel\.csv:4: the label holds a control character \(byte 0x09" tablabel.csv
+printf 'label,text\npos,good movie\n"ne\ng",a line break in a quoted label\nneg,bad movie\n' >nllabel.csv
+fit "a line break inside a quoted CSV label" 2 "nllabel\.csv:3: the label holds a control character \(byte 0x0a" nllabel.csv
 { good; printf 'pos\t  \n'; } >notext.tsv
 fit "empty text" 2 "notext\.tsv:7: empty text" notext.tsv
 { good; printf 'pos\tbad \xff byte\n'; } >utf8.tsv

@@ -190,6 +190,14 @@ static int add_example(Parser *p, const char *label, size_t label_len, const cha
     csv_trim_span(&text, &text_len);
     if (!label_len) return fail(p->err, p->errlen, ERR_INPUT, "%s:%d: empty label", p->path, line_no);
     if (!text_len) return fail(p->err, p->errlen, ERR_INPUT, "%s:%d: empty text", p->path, line_no);
+    /* a label is printed in tab-separated lines (predict --probs, reports):
+     * a control character inside one (a quoted CSV field may hold a tab or a
+     * line break) would break those lines */
+    for (size_t i = 0; i < label_len; i++)
+        if ((unsigned char)label[i] < 0x20 || label[i] == 0x7f)
+            return fail(p->err, p->errlen, ERR_INPUT, "%s:%d: the label holds a control character (byte 0x%02x: a "
+                        "tab or line break, say), which the tab-separated outputs cannot show; remove it", p->path,
+                        line_no, (unsigned char)label[i]);
     TextDataset *d = p->out;
     if (p->total == INT_MAX) return fail(p->err, p->errlen, ERR_INPUT, "%s:%d: too many examples", p->path, line_no);
     p->total++;
