@@ -340,6 +340,11 @@ static int parse_line(Parser *p, const char *s, size_t n) {
     int line_no = p->reader.line_no;
     if (line_no == 1 && n >= 3 && memcmp(s, "\xEF\xBB\xBF", 3) == 0) { s += 3; n -= 3; }   /* BOM */
     if (n && s[n - 1] == '\r') n--;                                                          /* CRLF */
+    /* a carriage return inside the first line: lines that end with CR alone
+     * (classic Mac OS), which would be read as one long line */
+    if (line_no == 1 && memchr(s, '\r', n))
+        return fail(p->err, p->errlen, ERR_INPUT, "%s:1: a carriage return inside the line: the file's lines seem to "
+                    "end with CR alone; convert them first, e.g. tr '\\r' '\\n' < %s > fixed.tsv", p->path, p->path);
     const char *nul = memchr(s, '\0', n);
     if (nul)
         return fail(p->err, p->errlen, ERR_INPUT, "%s:%d: NUL byte at byte column %zu", p->path, line_no,
