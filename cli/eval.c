@@ -14,6 +14,12 @@ int command_eval(const Options *o) {
     SavedModel saved;
     int rc = saved_model_load(o->model_dir, CLI_BATCH, &saved, err, sizeof err);
     if (rc != EXIT_OK) return cli_report(rc, err);
+    if (model_is_mlm(&saved.model->cfg)) {
+        fprintf(stderr, "error: %s is a pretraining run (a masked-language model): it has no classes to evaluate; "
+                        "train a classifier from it with ./train DATA --init %s\n", o->model_dir, o->model_dir);
+        saved_model_free(&saved);
+        return EXIT_USAGE;
+    }
     TextDataset data;
     EncodedDataset enc;
     memset(&data, 0, sizeof data);

@@ -255,6 +255,11 @@ int options_parse(Options *o, int argc, char **argv, int first) {
             fprintf(stderr, "error: option '--%s' needs a value\n", name);
             return 2;
         }
+        if (!*value && (s->kind == OPT_STRING || s->kind == OPT_CHOICE)) {
+            /* --out "" (an unset variable, say) would quietly mean "not given" */
+            fprintf(stderr, "error: option '--%s' was given an empty value\n", name);
+            return 2;
+        }
         char err[256];
         if (options_set(o, s, value, err, sizeof err) != 0) {
             fprintf(stderr, "error: %s\n", err);

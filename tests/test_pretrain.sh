@@ -29,6 +29,10 @@ cmp -s "$tmp/p1/model.safetensors" "$tmp/p3/model.safetensors" && [ "$(numbers "
 grep -v '^#' data/negation/train.tsv | head -n 300 > "$tmp/labelled.tsv"
 "$TRAIN" pretrain "$tmp/labelled.tsv" --out "$tmp/p4" "${TINY[@]}" --threads 1 > /dev/null 2>&1 \
     && pass "a TSV's labels are ignored" || fail "pretrain on a TSV"
+"$TRAIN" eval --model "$tmp/p1" "$tmp/labelled.tsv" > /dev/null 2> "$tmp/e.log"
+rc=$?
+[ $rc -eq 2 ] && grep -q "is a pretraining run (a masked-language model): it has no classes to evaluate; .*--init" "$tmp/e.log" \
+    && pass "eval of a pretrain run is refused, pointing to --init" || fail "eval of a pretrain run: exit $rc, $(cat "$tmp/e.log")"
 
 "$TRAIN" "$tmp/labelled.tsv" --init "$tmp/p1" --out "$tmp/c1" --epochs 1 --lr 0 --weight-decay 0 --quiet \
     > "$tmp/c1.log" 2>&1 || fail "--init: $(tail -2 "$tmp/c1.log")"

@@ -94,6 +94,8 @@ expect "training with --probs" 2 "--probs cannot act in training" $TRAIN "$tmp/d
 expect "diff --threads" 2 "--threads cannot act in diff" $TRAIN diff --threads 2 "$tmp/run" "$tmp/run"
 expect "reproduce --epochs" 2 "--epochs cannot act in reproduce" $TRAIN reproduce --epochs 3 "$tmp/run"
 expect "compare-pe --pe" 2 "--pe cannot act in compare-pe" $TRAIN compare-pe "$tmp/d.tsv" --pe learned
+expect "an empty --out" 2 "option '--out' was given an empty value" $TRAIN "$tmp/d.tsv" --out ""
+expect "an empty --val=" 2 "option '--val' was given an empty value" $TRAIN "$tmp/d.tsv" --val=
 expect "predict --strict is accepted" 0 "out:^(pos|neg)$" $TRAIN predict --strict --model "$tmp/run" "good movie"
 
 # ---- finding 7: the words a run prints, and bad runs called bad in columns that hold
