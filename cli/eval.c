@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "cli/commands.h"
+#include "run/corpus.h"
 #include "run/evaluate.h"
 #include "run/saved_model.h"
 
@@ -26,6 +27,7 @@ int command_eval(const Options *o) {
     memset(&enc, 0, sizeof enc);
     DatasetColumns columns = {o->label_column, o->text_column};
     rc = dataset_read_columns(o->args[0], &columns, &data, err, sizeof err);
+    if (rc == EXIT_OK) corpus_warn_header(&data, &saved.labels, stderr);
     if (rc == EXIT_OK)
         rc = encode_dataset(&data, &saved.vocab, saved.tokenizer, &saved.labels, saved.model->cfg.max_len, &enc, err,
                             sizeof err);

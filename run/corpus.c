@@ -286,6 +286,15 @@ static void warn_label_column(const LabelSet *labels, const TextDataset *all, FI
     if (labels->n > all->total / 2)
         fprintf(log, "warning: the label column holds %d distinct values for %d examples: are the columns swapped? "
                 "(each line is label<TAB>text)\n", labels->n, all->total);
+    corpus_warn_header(all, labels, log);
+}
+
+void corpus_warn_header(const TextDataset *data, const LabelSet *labels, FILE *log) {
+    if (data->header_label && labels_index(labels, data->header_label) >= 0)
+        fprintf(log, "warning: %s: the header row names the label column '%s', which is also a label of the data: "
+                "has the file no header row? Its first line was read as one, not as an example (without a header "
+                "row, give no --label-column or --text-column: each line is label<TAB>text)\n", data->path,
+                data->header_label);
 }
 
 /* A setup that defaults or options cannot serve, said once before training

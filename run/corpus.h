@@ -30,5 +30,9 @@ typedef struct {
 int corpus_prepare(Corpus *c, const Options *o, const DistContext *dist, const char *train_path, FILE *log,
                    char *err, size_t errlen);
 void corpus_free(Corpus *c);
+/* The warning for a header row whose label field is one of the labels: the
+ * file has none, and --label-column/--text-column (which say it has) made
+ * its first example the header. Training and eval both give it. */
+void corpus_warn_header(const TextDataset *data, const LabelSet *labels, FILE *log);
 
 #endif

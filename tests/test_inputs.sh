@@ -117,6 +117,15 @@ grep -q "r.csv:1: --label-column 4: the header has 3 columns" "$tmp/err" && pass
     || fail "column 4: $(cat "$tmp/err")"
 $TRAIN "$tmp/r.csv" --out "$tmp/c5" --label-column 2 --text-column review "${TINY[@]}" > /dev/null 2> "$tmp/err"
 grep -q "both choose column 2" "$tmp/err" && pass "the same column twice" || fail "same column: $(cat "$tmp/err")"
+# columns by number on a file with no header row: its first example is read as the header, and said so
+$TRAIN "$tmp/d.tsv" --out "$tmp/nohdr" --label-column 1 --text-column 2 "${TINY[@]}" > "$tmp/err" 2>&1
+grep -q "warning: .*d.tsv: the header row names the label column 'pos', which is also a label of the data: has the file no header row" \
+    "$tmp/err" && pass "columns by number on a file without a header row are flagged" || fail "no-header warning: $(cat "$tmp/err")"
+$TRAIN eval --model "$tmp/run" --label-column 1 --text-column 2 "$tmp/d.tsv" > /dev/null 2> "$tmp/err"
+grep -q "warning: .*d.tsv: the header row names the label column 'pos'" "$tmp/err" \
+    && pass "eval flags it too" || fail "no-header warning in eval: $(cat "$tmp/err")"
+$TRAIN "$tmp/r.csv" --out "$tmp/c6" --label-column 3 --text-column 2 "${TINY[@]}" > "$tmp/err" 2>&1
+grep -q "warning" "$tmp/err" && fail "a real header row gave a warning: $(cat "$tmp/err")" || pass "a real header row gives no warning"
 # a TSV with more columns, 'label' and 'text' among them: read as a table without any option
 { printf 'id\ttext\tlabel\n'; awk -F'\t' '{ printf "%d\t%s\t%s\n", NR, $2, $1 }' "$tmp/d.tsv"; } > "$tmp/wide.tsv"
 $TRAIN "$tmp/wide.tsv" --out "$tmp/w" "${TINY[@]}" > /dev/null 2> "$tmp/err" \

@@ -261,6 +261,13 @@ static int csv_header(Parser *p) {
     p->n_columns = p->rec.n_fields;
     p->label_column = label_column;
     p->text_column = text_column;
+    const char *name;
+    size_t len;
+    csv_field(&p->rec, label_column, &name, &len);
+    csv_trim_span(&name, &len);
+    free(p->out->header_label);
+    if (!(p->out->header_label = strndup(name, len)))
+        return fail(p->err, p->errlen, ERR_RUNTIME, "%s:%d: out of memory", p->path, line_no);
     return EXIT_OK;
 }
 
@@ -609,6 +616,7 @@ void dataset_free(TextDataset *d) {
     }
     free(d->examples);
     free(d->path);
+    free(d->header_label);
     memset(d, 0, sizeof *d);
 }
 

@@ -24,6 +24,7 @@ typedef struct {
     long lines;        /* the source's lines, a last one without '\n' included */
     int first;         /* a share (dataset_read_shard): examples of the source before examples[0] */
     int total;         /* examples in the whole source (n unless a share) */
+    char *header_label; /* a file with a header row: that row's field in the label column; else NULL */
 } TextDataset;
 
 /* Which columns of a file with a header row hold the label and the text
