@@ -14,6 +14,7 @@
 #include "cli/trace.h"
 #include "nn/layers.h"
 #include "report/plot.h"
+#include "text/dataset.h"
 
 #define SHOW_COLS 8         /* values printed per row */
 #define SHOW_ROWS 16        /* rows printed per matrix before "..." */
@@ -631,6 +632,20 @@ int command_trace(const Options *o) {
     if (o->label && *o->label && !o->backward) {
         free(text);
         fprintf(stderr, "error: --label names the label whose loss --backward differentiates: add --backward\n");
+        return EXIT_USAGE;
+    }
+    char why[128];
+    if (dataset_check_text(text, strlen(text), NULL, NULL, why, sizeof why) != TEXT_OK) {   /* predict's rules */
+        fprintf(stderr, "error: the text to trace: %s\n", why);
+        free(text);
+        return EXIT_USAGE;
+    }
+    size_t png_len = o->png_dir ? strlen(o->png_dir) : 0;
+    struct stat png_st;
+    if (png_len > 4 && strcmp(o->png_dir + png_len - 4, ".png") == 0 && stat(o->png_dir, &png_st) != 0) {
+        fprintf(stderr, "error: --png %s: --png names a folder for the pictures (trace draws several), not one "
+                        "file; give a folder, e.g. --png %.*s\n", o->png_dir, (int)(png_len - 4), o->png_dir);
+        free(text);
         return EXIT_USAGE;
     }
     Trace tr;

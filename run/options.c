@@ -119,8 +119,12 @@ int options_set(Options *o, const OptionSpec *s, const char *value, char *err, s
             return 0;
         }
         long long v = strtoll(value, &end, 10);
-        if (errno || end == value || *end) {
+        if (end == value || *end) {
             snprintf(err, errlen, "--%s: '%s' is not a whole number", s->name, value);
+            return -1;
+        }
+        if (errno == ERANGE) {
+            snprintf(err, errlen, "--%s: %s is out of range [%.0f, %.0f]", s->name, value, s->min, s->max);
             return -1;
         }
         if ((double)v < s->min || (double)v > s->max) {
@@ -133,8 +137,13 @@ int options_set(Options *o, const OptionSpec *s, const char *value, char *err, s
     }
     case OPT_DOUBLE: {
         double v = strtod(value, &end);
-        if (errno || end == value || *end || !isfinite(v)) {
+        if (end == value || *end || (!isfinite(v) && errno != ERANGE)) {
             snprintf(err, errlen, "--%s: '%s' is not a number", s->name, value);
+            return -1;
+        }
+        if (errno == ERANGE) {   /* beyond a double, or so near 0 that it underflows */
+            snprintf(err, errlen, "--%s: %s is out of range [%g, %g]%s", s->name, value, s->min, s->max,
+                     isfinite(v) ? " (too near 0 for a double: give 0 or a larger value)" : "");
             return -1;
         }
         if (v < s->min || v > s->max) {

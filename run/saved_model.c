@@ -124,8 +124,11 @@ static int check_is_checkpoint(const char *path, const char *file, char *err, si
     size_t got = fread(head, 1, sizeof head, f);
     fclose(f);
     if (got < sizeof head) return EXIT_OK;
+    /* text: no control character but tab and line breaks, and no byte that
+     * UTF-8 never uses (0xF5-0xFF: a huge header size is not text) */
     for (int i = 0; i < 8; i++)
-        if (head[i] < 0x20 && head[i] != '\t' && head[i] != '\n' && head[i] != '\r') return EXIT_OK;
+        if ((head[i] < 0x20 && head[i] != '\t' && head[i] != '\n' && head[i] != '\r') || head[i] >= 0xF5)
+            return EXIT_OK;
     return fail(err, errlen, ERR_INPUT, "%s: not a run directory or checkpoint: it starts with text, where a "
                 "safetensors file starts with its header size (--model takes a training run's directory or its "
                 "model.safetensors)", file);
@@ -138,7 +141,10 @@ static int read_text_metadata(const StFile *f, const char *file, const ModelConf
     char **vocab_items = NULL, **label_items = NULL;
     int n_vocab = -1, n_labels = -1, rc = ERR_INPUT;
     char why[512] = "";
-    if (!tokenizer || tokenizer_parse(tokenizer, &s->tokenizer) != 0)
+    if (!tokenizer && st_meta(f, "adam_step"))
+        set_error(err, errlen, "%s: a training state (Adam moments and progress, for --resume), not a model: give "
+                  "the run's directory or its model.safetensors", file);
+    else if (!tokenizer || tokenizer_parse(tokenizer, &s->tokenizer) != 0)
         set_error(err, errlen, "%s: metadata 'tokenizer' is missing or unknown", file);
     else if (!vocab || (n_vocab = json_parse_string_array(vocab, &vocab_items, why, sizeof why)) != cfg->vocab_size)
         set_error(err, errlen, "%s: metadata 'vocab' is missing or does not hold %d tokens%s%s", file,

@@ -144,5 +144,9 @@ expect_usage() {  # description, grep pattern, command...
 }
 expect_usage "--label without --backward" 'add --backward' ./train trace --model "$tmp/post" --label xy "a x"
 expect_usage "--label that is not a label" "its labels are 'xy', 'yx'" ./train trace --model "$tmp/post" --backward --label zz "a x"
+expect_usage "a text that is not UTF-8 (predict refuses it too)" "the text to trace: invalid UTF-8" \
+    ./train trace --model "$tmp/post" $'a \xff x'
+expect_usage "--png naming a .png file" "png names a folder for the pictures .*e.g. --png $tmp/x\$" \
+    ./train trace --model "$tmp/post" --png "$tmp/x.png" "a x"
 
 finish test_backward

@@ -141,6 +141,8 @@ fit "--lr -1" 2 "--lr: -1 is out of range" good.tsv --lr -1
 fit "--dropout 1" 2 "--dropout: 1 is out of range" good.tsv --dropout 1
 fit "--epochs abc" 2 "--epochs: 'abc' is not a whole number" good.tsv --epochs abc
 fit "--lr nan" 2 "--lr: 'nan' is not a number" good.tsv --lr nan
+fit "--lr 1e-320 (underflows)" 2 "--lr: 1e-320 is out of range \[0, 10\] \(too near 0 for a double" good.tsv --lr 1e-320
+fit "--epochs past a long long" 2 "--epochs: 99999999999999999999 is out of range" good.tsv --epochs 99999999999999999999
 fit "unknown option" 2 "unknown option '--colour'" good.tsv --colour
 fit "--min-freq above every count" 2 "good\.tsv: the vocabulary holds no token of the text: none occurs --min-freq 1000 times; lower --min-freq" \
     good.tsv --min-freq 1000 --tokenizer word
@@ -217,6 +219,11 @@ bad_model "a config too large for memory" "model\.safetensors: this config needs
 printf 'pos\tgood\n' >"$tmp/text"
 bad_model "not a safetensors file" "model\.safetensors: not a run directory or checkpoint" "$tmp/text"
 case_run "checkpoint: no run there" 2 "nothing: No such file" predict --model "$tmp/nothing" x
+case_run "checkpoint: the run's state file given as --model" 2 \
+    "state\.safetensors: a training state \(Adam moments and progress, for --resume\), not a model" \
+    predict --model "$(dirname "$MODEL")/state.safetensors" x
+{ printf '\xff\xff\xff\xff\xff\xff\xff\xff'; tail -c +9 "$MODEL"; } >"$tmp/cut"
+bad_model "header size 2^64 - 1" "model\.safetensors: header size 18446744073709551615 is larger" "$tmp/cut"
 
 # Random bit flips, anywhere in the file: every one refused, none crashing.
 RANDOM=4242
