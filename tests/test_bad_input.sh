@@ -83,6 +83,10 @@ printf 'label,text\npos,good movie\nneg,bad movie\n"pos\tneg",a tab in a quoted 
 fit "a tab inside a quoted CSV label" 2 "tablabel\.csv:4: the label holds a control character \(byte 0x09" tablabel.csv
 printf 'label,text\npos,good movie\n"ne\ng",a line break in a quoted label\nneg,bad movie\n' >nllabel.csv
 fit "a line break inside a quoted CSV label" 2 "nllabel\.csv:3: the label holds a control character \(byte 0x0a" nllabel.csv
+{ printf 'label\ttext\n'; good; } >tabs.csv
+fit "a tab-separated file named .csv" 2 "tabs\.csv:1: the header is one field holding tabs: .*name it \.tsv" tabs.csv
+printf 'label;text\npos;good movie\nneg;bad movie\n' >semi.csv
+fit "a semicolon-separated CSV" 2 "semi\.csv:1: the header is one field holding semicolons: .*commas" semi.csv
 good | tr '\n' '\r' >cronly.tsv
 fit "lines ending in CR alone" 2 "cronly\.tsv:1: a carriage return inside the line: .*tr '\\\\r' '\\\\n'" cronly.tsv
 { good; printf 'pos\t  \n'; } >notext.tsv

@@ -178,6 +178,17 @@ int csv_resolve_column(const CsvRecord *rec, const char *spec, const char *role,
         *index = k;
         return EXIT_OK;
     }
+    if (rec->n_fields == 1) {   /* one field: the file is not comma-separated */
+        const char *s;
+        size_t len;
+        csv_field(rec, 0, &s, &len);
+        if (memchr(s, '\t', len))
+            return fail(err, errlen, ERR_INPUT, "%s:%d: the header is one field holding tabs: the file is "
+                        "tab-separated, where a .csv is read as comma-separated; name it .tsv", path, line_no);
+        if (memchr(s, ';', len))
+            return fail(err, errlen, ERR_INPUT, "%s:%d: the header is one field holding semicolons: a CSV here is "
+                        "comma-separated; turn the semicolons into commas (or tabs, in a .tsv)", path, line_no);
+    }
     const char *candidates[64];
     char copies[64][64];
     int n = rec->n_fields < 64 ? rec->n_fields : 64;
