@@ -41,8 +41,10 @@ int model_config_check(const ModelConfig *cfg, char *err, size_t errlen) {
         snprintf(err, errlen, "dropout must be in [0, 1) (got %g)", cfg->dropout);
         return -1;
     }
-    if (!isfinite(cfg->emb_scale) || cfg->emb_scale <= 0.0f) {
-        snprintf(err, errlen, "emb_scale must be a positive number (got %g)", cfg->emb_scale);
+    /* training sets sqrt(d_model), at most sqrt(MODEL_MAX_DIM) = 1024 */
+    if (!isfinite(cfg->emb_scale) || cfg->emb_scale <= 0.0f || cfg->emb_scale > 1024.0f) {
+        snprintf(err, errlen, "emb_scale must be a positive number of at most 1024, sqrt of the widest d_model (got %g)",
+                 cfg->emb_scale);
         return -1;
     }
     if ((unsigned)cfg->activation > ACT_GELU || (unsigned)cfg->norm > NORM_PRE ||

@@ -213,6 +213,7 @@ edited "shape against the config" "model\.safetensors: tensor 'head.weight' has 
 edited "metadata d_ff contradicts the shapes" "model\.safetensors: tensor 'encoder.layers.0.linear1.weight' has shape" \
     set-meta d_ff 48
 edited "metadata heads invalid" "model\.safetensors: the config in its metadata is invalid" set-meta heads 3
+edited "metadata emb_scale 1e38" "model\.safetensors: the config in its metadata is invalid.*emb_scale" set-meta emb_scale 1e38
 edited "a missing tensor" "model\.safetensors: holds 14 tensors, the model has 15" drop-tensor head.bias
 for key in d_model vocab labels tokenizer checksum; do
     edited "missing metadata $key" "model\.safetensors: metadata (has no )?'$key'" drop-meta "$key"
