@@ -8,6 +8,7 @@
 #include "base/strmap.h"
 #include "run/saved_model.h"
 #include "run/schedule.h"
+#include "text/split.h"
 
 #define LEAK_EXAMPLES 3
 #define AUTO_COVERAGE 0.99   /* --max-len auto holds this share of the training sequences */

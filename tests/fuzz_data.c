@@ -2,6 +2,7 @@
  * and as CSV, then builds vocabularies with both tokenizers, encodes, splits,
  * batches and checks leakage, asserting the invariants of each result. */
 #include "text/encode.h"
+#include "text/split.h"
 #include "model.h"
 
 #include <stdint.h>

@@ -3,6 +3,7 @@
 #include "tests/check.h"
 #include "base/sha256.h"
 #include "text/encode.h"
+#include "text/split.h"
 #include "model.h"
 
 #include <stdlib.h>
