@@ -58,7 +58,7 @@ static int resume(const DistContext *dist, const Options *given, int argc, char 
         if (err[0]) fprintf(stderr, "error: cannot resume: %s\n", err);
         return rc;
     }
-    if (record_read(given->resume_dir, &info, err, sizeof err) != 0) {
+    if (record_read(given->resume_dir, 1, &info, err, sizeof err) != 0) {
         rundir_release(&dir);
         fprintf(stderr, "error: cannot resume: %s\n", err);
         return EXIT_USAGE;

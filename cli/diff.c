@@ -14,7 +14,7 @@ int command_diff(const Options *o) {
     RunRecord info[2];
     char err[1024];
     for (int i = 0; i < 2; i++) {
-        if (record_read(o->args[i], &info[i], err, sizeof err) != 0) {
+        if (record_read(o->args[i], 0, &info[i], err, sizeof err) != 0) {
             fprintf(stderr, "error: %s\n", err);
             if (i == 1) record_free(&info[0]);
             return EXIT_USAGE;

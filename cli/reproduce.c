@@ -45,7 +45,7 @@ int command_reproduce(const Options *o, int argc, char **argv) {
     const char *dir = o->args[0];
     char err[1024], why[1024];
     RunRecord info;
-    if (record_read(dir, &info, err, sizeof err) != 0) return cli_report(EXIT_USAGE, err);
+    if (record_read(dir, 1, &info, err, sizeof err) != 0) return cli_report(EXIT_USAGE, err);
     int rc = record_check_data(&info, why, sizeof why);
     if (rc != EXIT_OK) {
         record_free(&info);

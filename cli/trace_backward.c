@@ -369,7 +369,7 @@ static void pick_checks(const Trace *tr, const float *input_grad, uint64_t seed,
  * noise around 0 in both columns (a d_model 2 LayerNorm passes almost
  * nothing back, say), so each is compared as if at least that much over
  * GRAD_TOLERANCE. */
-#define GRAD_FLOOR_ULPS 100.0
+#define GRAD_FLOOR_ULPS 10.0
 static double grad_floor(double loss) { return GRAD_FLOOR_ULPS * DBL_EPSILON * fabs(loss) / FD_STEP / GRAD_TOLERANCE; }
 
 static int run_checks(const Trace *tr, TraceBackward *bw) {

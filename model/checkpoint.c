@@ -330,11 +330,14 @@ static int read_tensors(const Model *m, const StFile *f, const char *path, const
                 free(scratch);
                 return -1;
             }
-            /* training never saves a NaN or an infinity (a non-finite loss or
-             * gradient stops it first), so one here is damage */
+            /* training never saves a NaN, nor an infinite weight (a
+             * non-finite loss or gradient stops it first), so one here is
+             * damage; only an Adam moment may be +inf (a gradient past 1.8e19
+             * squared, with --clip 0), which its update handles as 0 */
+            int moment = strncmp(prefixes[g], "adam_", 5) == 0;
             for (size_t k = 0; k < t->size; k++) {
-                if (!isfinite(values[k])) {
-                    snprintf(err, errlen, "%s: tensor '%s' holds %s at element %ld: the file is damaged (training "
+                if (isnan(values[k]) || (!moment && isinf(values[k]))) {
+                    snprintf(err, errlen, "%s: tensor '%s' holds %s at element %zu: the file is damaged (training "
                              "never saves one)", path, name, isnan(values[k]) ? "a NaN" : "an infinity", k);
                     free(scratch);
                     return -1;

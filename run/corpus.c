@@ -304,7 +304,9 @@ static void warn_setup(const DistContext *dist, const Corpus *c, const Options *
     double unk = c->has_val ? unk_share(dist, &c->enc_val) : 0.0;
     if (unk > UNK_WARN_SHARE) {   /* the fix depends on the tokenizer */
         fprintf(log, "warning: %.0f%% of the validation tokens are [UNK] (unseen in training): ", 100 * unk);
-        if (c->vocab.bpe)
+        if (o->init_dir && *o->init_dir)   /* the vocabulary is the pretrain run's, and --init fixes it */
+            fprintf(log, "the vocabulary is that of --init %s: pretrain on text closer to this data\n", o->init_dir);
+        else if (c->vocab.bpe)
             fprintf(log, "raise --vocab-size (now %d), or give more training text\n", o->vocab_size);
         else if (strcmp(o->tokenizer, "char") == 0)
             fprintf(log, "the validation text uses characters the training text lacks; give more training text\n");
@@ -379,7 +381,10 @@ static int read_share(const DistContext *dist, const char *path, const DatasetCo
     int rc = dataset_read_shard(path, columns, texts, shard, out, err, errlen);
     if (rc != EXIT_OK) return rc;
     rank_prefix(dist, out->n, &before, &total);
-    if (total <= 0) return fail(err, errlen, ERR_INPUT, "%s: no examples", path);
+    if (total <= 0) {
+        dataset_free(out);
+        return fail(err, errlen, ERR_INPUT, "%s: no examples", path);
+    }
     out->first = (int)before;
     out->total = (int)total;
     /* rank 0's digest for every rank (run.json, and the ranks' check that they read the same file) */
@@ -388,14 +393,18 @@ static int read_share(const DistContext *dist, const char *path, const DatasetCo
         long lines;
     } digest;
     memset(&digest, 0, sizeof digest);
-    if (dist->rank == 0 && !out->sha256[0] && (rc = dataset_digest(path, out->sha256, &out->lines, err, errlen)))
+    if (dist->rank == 0 && !out->sha256[0] && (rc = dataset_digest(path, out->sha256, &out->lines, err, errlen))) {
+        dataset_free(out);
         return rc;
+    }
     memcpy(digest.sha256, out->sha256, sizeof digest.sha256);
     digest.lines = out->lines;
     char *all = NULL;
     long n_all = 0;
-    if (dist_gather_bytes(dist, (const char *)&digest, (long)sizeof digest, &all, &n_all, err, errlen) != 0)
+    if (dist_gather_bytes(dist, (const char *)&digest, (long)sizeof digest, &all, &n_all, err, errlen) != 0) {
+        dataset_free(out);
         return ERR_RUNTIME;
+    }
     memcpy(&digest, all, sizeof digest);   /* rank 0's */
     free(all);
     memcpy(out->sha256, digest.sha256, sizeof out->sha256);

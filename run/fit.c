@@ -213,7 +213,7 @@ static void trainer_free(Trainer *t) {
 static int resume_check_data(const Trainer *t, char *err, size_t errlen) {
     RunRecord info;
     char why[1024];
-    if (record_read(t->dir, &info, err, errlen) != 0) return ERR_INPUT;
+    if (record_read(t->dir, 1, &info, err, errlen) != 0) return ERR_INPUT;
     int rc = record_check_data(&info, why, sizeof why);
     record_free(&info);
     return rc == EXIT_OK ? EXIT_OK : fail(err, errlen, rc, "cannot resume %s: %s", t->dir, why);

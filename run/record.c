@@ -160,7 +160,7 @@ static void resolve_option(const char *cwd, Options *o, const char *name) {
     free(joined);
 }
 
-int record_read(const char *dir, RunRecord *info, char *err, size_t errlen) {
+int record_read(const char *dir, int resolve, RunRecord *info, char *err, size_t errlen) {
     memset(info, 0, sizeof *info);
     options_defaults(&info->options);
     char path[4096];
@@ -209,7 +209,7 @@ int record_read(const char *dir, RunRecord *info, char *err, size_t errlen) {
     }
     const JsonValue *cwd_value = json_get(root, "cwd");
     const char *cwd = cwd_value && cwd_value->type == JSON_STRING ? cwd_value->string : NULL;
-    if (rc == 0 && cwd) {
+    if (rc == 0 && cwd && resolve) {
         resolve_path(cwd, &info->data_path);
         for (int i = 0; i < info->n_files; i++) resolve_path(cwd, &info->files[i].path);
         resolve_option(cwd, &info->options, "val");

@@ -34,7 +34,10 @@ int record_file_digest(const char *path, char sha256[65], long *lines, char *err
  * FIFO or a pipe, which cannot be read twice, is recorded too. */
 int record_write(const char *dir, const Options *o, const char *data_path, int argc, char **argv, int threads,
                  const DataFileInfo *files, int n_files, char *err, size_t errlen);
-int record_read(const char *dir, RunRecord *info, char *err, size_t errlen);
+/* Reads dir/run.json. With resolve, relative paths are taken against the
+ * recorded working directory where the file is there (for opening them);
+ * without, they stay as recorded (for showing them, as diff does). */
+int record_read(const char *dir, int resolve, RunRecord *info, char *err, size_t errlen);
 void record_free(RunRecord *info);
 /* 0 when every recorded data file still has its SHA-256; else ERR_INPUT
  * with a message naming the file (missing, unreadable, changed, or not a

@@ -7,7 +7,8 @@
 #     "skip: MSG"), each counted, also from subshells and `bash -c` (the
 #     counts are lines of a file; $failures is this shell's own count);
 #   - finish NAME, last: "NAME: N passed, N failed, N skipped", and the exit
-#     status, 0 only when nothing failed.
+#     status: 1 when a check failed (or none was made), 77 when every check
+#     was skipped, else 0.
 # A check that cannot run here is a skip, never a pass; scripts/run-tests.sh
 # shows a suite's skipped checks beside its result. A whole suite that cannot
 # run prints "skip: why" and exits with 77.
@@ -28,6 +29,10 @@ finish() {
     echo
     echo "$1: $passed passed, $failed failed, $skipped skipped"
     [ "$failed" -eq 0 ] || exit 1
+    if [ "$passed" -eq 0 ]; then   # nothing ran: skipped (77), or a suite that checked nothing
+        [ "$skipped" -gt 0 ] && { echo "skip: every check of $1 was skipped"; exit 77; }
+        echo "FAIL: $1 made no check"; exit 1
+    fi
     exit 0
 }
 

@@ -38,6 +38,14 @@ grep -qF '"epochs": "2",' "$tmp/old/run.json" && grep -qF '"lr": "0.003",' "$tmp
     && pass "made an older-kind run.json" || fail "could not make an older-kind run.json"
 $TRAIN diff "$tmp/new" "$tmp/old" > "$tmp/diff.txt" 2>&1 && grep -q '^0 options differ' "$tmp/diff.txt" \
     && pass "diff reads both kinds: 0 options differ" || fail "diff new/old: $(tail -n 5 "$tmp/diff.txt")"
+# diff shows paths as recorded: a relative --val in a run.json with the working directory (new) and in
+# one without (older) is the same option
+head -n 20 "$tmp/data.tsv" > "$tmp/val.tsv"
+(cd "$tmp" && "$OLDPWD/$TRAIN" data.tsv --val val.tsv --out relnew "${TINY[@]}" > /dev/null) || fail "run with a relative --val"
+cp -r "$tmp/relnew" "$tmp/relold" && sed -i '/^  "cwd": /d' "$tmp/relold/run.json"
+$TRAIN diff "$tmp/relnew" "$tmp/relold" > "$tmp/diff.txt" 2>&1 && grep -q '^0 options differ' "$tmp/diff.txt" \
+    && pass "diff shows a relative --val as recorded, with or without the working directory" \
+    || fail "diff with a relative --val: $(cat "$tmp/diff.txt")"
 $TRAIN reproduce "$tmp/old" --out "$tmp/re" --threads 1 --quiet > "$tmp/re.txt" 2>&1 && grep -q '^identical' "$tmp/re.txt" \
     && cmp -s "$tmp/re/model.safetensors" "$tmp/new/model.safetensors" \
     && pass "reproduce of an older-kind run.json: identical" || fail "reproduce old kind: $(tail -n 5 "$tmp/re.txt")"
