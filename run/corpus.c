@@ -509,3 +509,20 @@ void corpus_free(Corpus *c) {
     dataset_free(&c->test);
     memset(c, 0, sizeof *c);
 }
+
+int corpus_data_files(const Corpus *c, const Options *o, DataFileInfo files[3]) {
+    const TextDataset *all[3] = {&c->train, o->val_path && *o->val_path ? &c->val : NULL,
+                                 o->test_path && *o->test_path ? &c->test : NULL};
+    static const char *const roles[3] = {"train", "val", "test"};
+    int n = 0;
+    for (int i = 0; i < 3; i++) {
+        if (!all[i]) continue;
+        memset(&files[n], 0, sizeof files[n]);
+        snprintf(files[n].role, sizeof files[n].role, "%s", roles[i]);
+        files[n].path = all[i]->path;
+        memcpy(files[n].sha256, all[i]->sha256, sizeof files[n].sha256);
+        files[n].lines = all[i]->lines;
+        n++;
+    }
+    return n;
+}

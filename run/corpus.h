@@ -9,6 +9,7 @@
 #include "text/encode.h"
 #include "run/dist.h"
 #include "run/options.h"
+#include "run/record.h"
 
 typedef struct {
     TextDataset train, val, test;
@@ -30,6 +31,9 @@ typedef struct {
 int corpus_prepare(Corpus *c, const Options *o, const DistContext *dist, const char *train_path, FILE *log,
                    char *err, size_t errlen);
 void corpus_free(Corpus *c);
+/* The files read (train first, then --val and --test when given) with
+ * their hashes from that one read, for run.json. Returns how many. */
+int corpus_data_files(const Corpus *c, const Options *o, DataFileInfo files[3]);
 /* The warning for a header row whose label field is one of the labels: the
  * file has none, and --label-column/--text-column (which say it has) made
  * its first example the header. Training and eval both give it. */

@@ -286,22 +286,15 @@ static int check_ranks_agree(Trainer *t, char *err, size_t errlen) {
                 "the same files at the same paths", rank, p->epochs_done || p->step_in_epoch ? " or run state" : "");
 }
 
-/* run.json for a new run, with the data files' hashes from the one read of them. */
+/* run.json for a new run; a note when a data file cannot be read again. */
 static int write_record(const Trainer *t, const char *data_path, int argc, char **argv, char *err, size_t errlen) {
-    const Corpus *c = &t->corpus;
-    DataFileInfo files[3] = {{.role = "train", .path = c->train.path, .lines = c->train.lines}};
-    memcpy(files[0].sha256, c->train.sha256, sizeof files[0].sha256);
-    int n = 1;
-    const TextDataset *more[2] = {t->o->val_path && *t->o->val_path ? &c->val : NULL,
-                                  t->o->test_path && *t->o->test_path ? &c->test : NULL};
-    for (int i = 0; i < 2; i++) {
-        if (!more[i]) continue;
-        snprintf(files[n].role, sizeof files[n].role, "%s", i == 0 ? "val" : "test");
-        files[n].path = more[i]->path;
-        memcpy(files[n].sha256, more[i]->sha256, sizeof files[n].sha256);
-        files[n].lines = more[i]->lines;
-        n++;
-    }
+    DataFileInfo files[3];
+    int n = corpus_data_files(&t->corpus, t->o, files);
+    const DataFileInfo *gone = record_first_unrereadable(files, n);
+    if (gone)
+        printf("note: %s (the %s data) is a pipe, FIFO or device, not a file: this run cannot be resumed or "
+               "reproduced, since neither can read the data again; save it to a file to keep both\n", gone->path,
+               gone->role);
 #ifdef _OPENMP
     int threads = omp_get_max_threads();
 #else
@@ -645,20 +638,20 @@ static int finish_epoch(Trainer *t, int epoch, double epoch_seconds, int *stop, 
  * every rank after the same step. */
 static int agreed_stop(const Trainer *t) { return dist_max_int(t->dist, signals_pending()); }
 
-/* The command that continues this run (under mpirun for an MPI job). */
-static const char *resume_command(const Trainer *t, char *buf, size_t len) {
-    if (t->dist->size > 1) snprintf(buf, len, "mpirun -np %d ./train --resume %s", t->dist->size, t->dir);
-    else snprintf(buf, len, "./train --resume %s", t->dir);
-    return buf;
+/* What continues this run (record_resume_advice), in buf. */
+static const char *resume_advice(const Trainer *t, char *buf, size_t len) {
+    DataFileInfo files[3];
+    int n = corpus_data_files(&t->corpus, t->o, files);
+    return record_resume_advice(t->dir, t->dist->size, files, n, buf, len);
 }
 
 static int interrupted(Trainer *t, int sig, int epoch, int step, char *err, size_t errlen) {
     progress_clear(&t->bar);
     if (!t->writer) return EXIT_INTERRUPTED;
     if (state_save(t->model, t->average, &t->progress, t->dir, err, errlen) != EXIT_OK) return ERR_RUNTIME;
-    char command[4200];
-    fprintf(stderr, "\ninterrupted by %s in epoch %d after step %d of %d; state saved.\ncontinue with: %s\n",
-            signals_name(sig), epoch, step, t->steps_per_epoch, resume_command(t, command, sizeof command));
+    char advice[4600];
+    fprintf(stderr, "\ninterrupted by %s in epoch %d after step %d of %d; state saved.\n%s\n", signals_name(sig),
+            epoch, step, t->steps_per_epoch, resume_advice(t, advice, sizeof advice));
     return EXIT_INTERRUPTED;
 }
 
@@ -739,9 +732,8 @@ static int train_epochs(Trainer *t, char *err, size_t errlen) {
         int sig = agreed_stop(t);
         if (sig) return interrupted(t, sig, epoch, t->steps_per_epoch, err, errlen);
         if (o->stop_after == epoch && epoch < o->epochs) {
-            char command[4200];
-            printf("stopped after epoch %d (--stop-after); continue with: %s\n", epoch,
-                   resume_command(t, command, sizeof command));
+            char advice[4600];
+            printf("stopped after epoch %d (--stop-after); %s\n", epoch, resume_advice(t, advice, sizeof advice));
             t->paused = 1;
             return EXIT_OK;
         }

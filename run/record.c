@@ -22,6 +22,28 @@
 #define TRAIN_CFLAGS "unknown"
 #endif
 
+const DataFileInfo *record_first_unrereadable(const DataFileInfo *files, int n_files) {
+    for (int i = 0; i < n_files; i++) {
+        struct stat st;
+        if (stat(files[i].path, &st) != 0 || !S_ISREG(st.st_mode)) return &files[i];
+    }
+    return NULL;
+}
+
+const char *record_resume_advice(const char *dir, int ranks, const DataFileInfo *files, int n_files, char *buf,
+                                 size_t len) {
+    const DataFileInfo *gone = record_first_unrereadable(files, n_files);
+    if (gone)
+        snprintf(buf, len, "%s (the %s data) is not a file that can be read again (a pipe, FIFO or device): --resume "
+                 "cannot check it, so this run cannot continue; save the data to a file and train on that",
+                 gone->path, gone->role);
+    else if (ranks > 1)
+        snprintf(buf, len, "continue with: mpirun -np %d ./train --resume %s", ranks, dir);
+    else
+        snprintf(buf, len, "continue with: ./train --resume %s", dir);
+    return buf;
+}
+
 const char *program_version(void) { return TRAIN_VERSION; }
 
 int record_file_digest(const char *path, char sha256[65], long *lines, char *err, size_t errlen) {
@@ -229,12 +251,22 @@ void record_free(RunRecord *info) {
     memset(info, 0, sizeof *info);
 }
 
+/* 1: path names one of a process's descriptors (/dev/fd/N, /proc/.../fd/N):
+ * what bash's <(...) gives, a pipe that lasts as long as the command. */
+static int is_descriptor_path(const char *path) {
+    return strncmp(path, "/dev/fd/", 8) == 0 || (strncmp(path, "/proc/", 6) == 0 && strstr(path, "/fd/"));
+}
+
 int record_check_data(const RunRecord *info, char *err, size_t errlen) {
     for (int i = 0; i < info->n_files; i++) {
         const DataFileInfo *file = &info->files[i];
         char hex[65], why[512];
         long lines;
         struct stat st;
+        if (stat(file->path, &st) != 0 && is_descriptor_path(file->path))
+            return fail(err, errlen, ERR_INPUT, "%s (%s data) was a pipe that ended with the run (process "
+                        "substitution): it cannot be read again to check it is unchanged; save the data to a file "
+                        "and train on that", file->path, file->role);
         if (stat(file->path, &st) != 0)
             return fail(err, errlen, ERR_INPUT, "the %s data of the run cannot be read: %s: %s", file->role,
                         file->path, strerror(errno));

@@ -14,6 +14,7 @@ export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
 export UBSAN_OPTIONS=print_stacktrace=1
 
 chmod 755 "$tmp"   # the unreadable-file case runs as another user
+README=$PWD/README.md
 cd "$tmp" || exit 1
 TINY=(--d-model 16 --heads 2 --d-ff 32 --layers 1 --max-len 16 --epochs 1 --batch-size 4 --threads 1 --quiet)
 
@@ -247,5 +248,12 @@ head -c 1000 "$tmp/stopped/state.safetensors" >"$tmp/cut" && cp "$tmp/cut" "$tmp
 case_run "truncated state.safetensors on --resume" 2 "state\.safetensors: header size" --resume "$tmp/stopped"
 
 echo "REPORT bad input: $cases cases (data, options, checkpoints), each under ./train and the ASan/UBSan build"
+# The README counts these cases in two places; both must say this run's number.
+said=$(grep -oE "[0-9]+ bad-input and|runs [0-9]+ such cases" "$README" | grep -oE "[0-9]+" | tr '\n' ' ')
+if [ "$said" = "$cases $cases " ]; then
+    pass "the README's two counts of bad-input cases say $cases"
+else
+    fail "the README counts '${said% }' bad-input cases; this run made $cases (update $README)"
+fi
 
 finish test_bad_input

@@ -294,6 +294,23 @@ for bin in "$TRAIN" "$ASAN"; do
         verify "run.json of a piped run lacks the data's SHA-256" \
             grep -q "\"sha256\": \"$(sha256sum <data.tsv | cut -d' ' -f1)\"" piped/run.json &&
         pass "$name: <(gzip -dc data.tsv.gz) trains and records the data's SHA-256"
+    # A piped run says up front that it cannot be resumed, and its stop
+    # does not offer a --resume command that would be refused; a file's does.
+    expect "process substitution, --stop-after" 0 "" <(gzip -dc data.tsv.gz) "${TINY[@]}" --epochs 2 --stop-after 1 \
+        --out piped2 &&
+        verify "a piped run's note: $(grep -m1 note "$out")" \
+            grep -qE "^note: /dev/fd/[0-9]+ \(the train data\) is a pipe, FIFO or device, not a file: this run cannot be resumed" "$out" &&
+        verify "a piped run's stop: $(grep -m1 stopped "$out")" \
+            grep -qE "^stopped after epoch 1 \(--stop-after\); /dev/fd/[0-9]+ \(the train data\) is not a file that can be read again.*this run cannot continue; save the data to a file" "$out" &&
+        verify "a piped run's stop offers --resume" bash -c '! grep -q "resume piped2" "$1"' _ "$out" &&
+        expect "--resume of the piped run" 2 "/dev/fd/[0-9]+ \(train data\) was a pipe that ended with the run" \
+            --resume piped2 &&
+        expect "a file's run, --stop-after" 0 "" data.tsv "${TINY[@]}" --epochs 2 --stop-after 1 --out filed &&
+        verify "a file's stop: $(grep -m1 stopped "$out")" \
+            grep -qx "stopped after epoch 1 (--stop-after); continue with: ./train --resume filed" "$out" &&
+        verify "a file's run has the pipe note" bash -c '! grep -q "^note: .*pipe" "$1"' _ "$out" &&
+        expect "--resume of the file's run" 0 "" --resume filed &&
+        pass "$name: a piped run notes it cannot be resumed, and its --stop-after names why, not a --resume command (refused, exit 2); a file's names the command, which resumes"
     start=$SECONDS
     expect "/dev/zero" 2 "/dev/zero:1: line is too long \(more than 1048576 bytes" /dev/zero "${TINY[@]}" --out zero &&
         verify "/dev/zero took $((SECONDS - start)) s" [ $((SECONDS - start)) -lt 30 ] &&
