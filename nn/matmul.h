@@ -158,6 +158,17 @@ static void mm_pack_a(float *restrict panel, MatView a, long row0, int rows, lon
 static void mm_pack_b_transposed(float *restrict panel, MatView b, long k0, int kc, long col0, int width) {
     enum { RUN = 16 };
     int k = 0;
+    if (width == MM_NR && b.row_stride == 1) {
+        /* a full panel of columns that are contiguous along k: each panel row
+         * is a gather of NR floats a column stride apart */
+        for (; k + RUN <= kc; k += RUN)
+            for (int r = 0; r < RUN; r++) {
+                const float *src = b.data + (k0 + k + r) + col0 * b.col_stride;
+                float *dst = panel + (long)(k + r) * MM_NR;
+                #pragma omp simd
+                for (int j = 0; j < MM_NR; j++) dst[j] = src[j * b.col_stride];
+            }
+    }
     for (; k + RUN <= kc; k += RUN) {
         for (int j = 0; j < MM_NR; j++) {
             float *dst = panel + (long)k * MM_NR + j;
