@@ -31,6 +31,11 @@ int cli_print_mask_fills(FILE *out, SavedModel *run, const int *tokens, int B, i
 
 /* "error: message (see ./train --help)" on stderr; returns EXIT_USAGE. */
 int cli_usage_error(const char *message);
+/* The error for a command run without --model RUN (exit 2). When its
+ * first argument is a run directory or a .safetensors file, the user meant
+ * it as the model: the message shows the command that does that. also is
+ * what else the command accepts instead ("" for nothing). */
+int cli_missing_model(const Options *o, const char *command, const char *also);
 /* "error: message" on stderr (nothing for an empty message); returns rc. */
 int cli_report(int rc, const char *message);
 

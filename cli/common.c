@@ -3,6 +3,9 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 int cli_usage_error(const char *message) {
     fprintf(stderr, "error: %s (see ./train --help)\n", message);
@@ -57,4 +60,48 @@ int cli_print_mask_fills(FILE *out, SavedModel *run, const int *tokens, int B, i
     }
     free(targets);
     return EXIT_OK;
+}
+
+/* 1: path looks like a saved model: a directory holding model.safetensors
+ * or run.json, or a file named *.safetensors. */
+static int looks_like_model(const char *path) {
+    struct stat st;
+    if (stat(path, &st) != 0) return 0;
+    size_t n = strlen(path);
+    if (S_ISREG(st.st_mode)) return n > 12 && strcmp(path + n - 12, ".safetensors") == 0;
+    if (!S_ISDIR(st.st_mode)) return 0;
+    char inner[4200];
+    static const char *const marks[] = {"model.safetensors", "run.json"};
+    for (int i = 0; i < 2; i++) {
+        snprintf(inner, sizeof inner, "%s/%s", path, marks[i]);
+        if (access(inner, F_OK) == 0) return 1;
+    }
+    return 0;
+}
+
+/* " arg" on f, single-quoted for a shell when it holds anything but plain
+ * characters (a quote inside as '\''). */
+static void print_shell_word(FILE *f, const char *arg) {
+    if (*arg && strspn(arg, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-./=:,+@%") == strlen(arg)) {
+        fprintf(f, " %s", arg);
+        return;
+    }
+    fputs(" '", f);
+    for (const char *c = arg; *c; c++) {
+        if (*c == '\'') fputs("'\\''", f);
+        else fputc(*c, f);
+    }
+    fputc('\'', f);
+}
+
+int cli_missing_model(const Options *o, const char *command, const char *also) {
+    if (o->n_args == 0 || !looks_like_model(o->args[0])) {
+        fprintf(stderr, "error: %s needs --model RUN%s (see ./train --help)\n", command, also);
+        return EXIT_USAGE;
+    }
+    fprintf(stderr, "error: %s needs --model RUN; %s is a saved model, so perhaps: ./train %s --model", command,
+            o->args[0], command);
+    for (int i = 0; i < o->n_args && i < 4; i++) print_shell_word(stderr, o->args[i]);
+    fprintf(stderr, "%s\n", o->n_args > 4 ? " ..." : "");
+    return EXIT_USAGE;
 }

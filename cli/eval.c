@@ -9,7 +9,7 @@
 #include "run/saved_model.h"
 
 int command_eval(const Options *o) {
-    if (!o->model_dir || !*o->model_dir) return cli_usage_error("eval needs --model RUN");
+    if (!o->model_dir || !*o->model_dir) return cli_missing_model(o, "eval", "");
     if (o->n_args != 1) return cli_usage_error("eval needs exactly one data file");
     char err[1024];
     SavedModel saved;

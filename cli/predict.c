@@ -192,7 +192,7 @@ static void print_tally(const Predictor *p) {
 }
 
 int command_predict(const Options *o) {
-    if (!o->model_dir || !*o->model_dir) return cli_usage_error("predict needs --model RUN");
+    if (!o->model_dir || !*o->model_dir) return cli_missing_model(o, "predict", "");
     char err[1024];
     Predictor p;
     memset(&p, 0, sizeof p);

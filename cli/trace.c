@@ -609,10 +609,7 @@ int command_trace(const Options *o) {
         fprintf(stderr, "error: --model and --untrained exclude each other: trace one model\n");
         return EXIT_USAGE;
     }
-    if (!has_model && !o->untrained) {
-        fprintf(stderr, "error: trace needs --model RUN (or --untrained for a fresh model; see ./train --help)\n");
-        return EXIT_USAGE;
-    }
+    if (!has_model && !o->untrained) return cli_missing_model(o, "trace", " (or --untrained for a fresh model)");
     if (o->n_args < 1) {
         fprintf(stderr, "error: trace needs a text: ./train trace --model RUN \"some text\"\n");
         return EXIT_USAGE;

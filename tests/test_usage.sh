@@ -2,7 +2,8 @@
 # test_usage.sh: the command line explains itself and says what it sees. Each command's --help (and
 # `./train help CMD`) lists only that command's options with their defaults;
 # --help names --version; a mistyped option or command gets "did you mean";
-# an option missing its value, or pointed at the wrong file, is named; an
+# an option missing its value, or pointed at the wrong file, is named; a
+# saved model given without --model gets the command meant, which runs; an
 # option that cannot act in a command, or extra texts for trace, is an error
 # (exit 2) naming it. The words of a run are right (singulars, "no PE", one
 # parenthesis), runs at chance or with an exploding loss are called bad, and
@@ -82,6 +83,24 @@ expect "--model at a TSV" 2 "d\.tsv: not a run directory or checkpoint" $TRAIN p
 expect "--model at a directory without a model" 2 ": not a run directory or checkpoint: it holds no model.safetensors" \
     $TRAIN eval --model "$tmp" "$tmp/d.tsv"
 grep -q "header size" "$tmp/err" && fail "--model at a TSV still talks about the header size"
+# A saved model given as an argument instead of with --model: the error
+# shows the command meant, quoted for the shell, and that command works.
+expect "predict RUN TEXT" 2 "predict needs --model RUN; .*/run is a saved model, so perhaps: \./train predict --model .*/run 'it'\\\\''s good'$" \
+    $TRAIN predict "$tmp/run" "it's good"
+meant=$(sed -n 's/.*so perhaps: \.\/train //p' "$tmp/err")
+if eval "$TRAIN $meant" >"$tmp/meant.out" 2>&1 && [ "$(wc -l <"$tmp/meant.out")" -eq 1 ] &&
+    grep -qxE "pos|neg" "$tmp/meant.out"; then
+    pass "the command the error offers runs: ./train $meant -> $(cat "$tmp/meant.out")"
+else
+    fail "the command the error offers ($meant) does not run: $(head -c 300 "$tmp/meant.out")"
+fi
+expect "eval RUN DATA" 2 "eval needs --model RUN; .*/run is a saved model, so perhaps: \./train eval --model .*/run .*/d\.tsv$" \
+    $TRAIN eval "$tmp/run" "$tmp/d.tsv"
+expect "trace CHECKPOINT TEXT" 2 "trace needs --model RUN; .*model\.safetensors is a saved model, so perhaps: \./train trace --model .*/run/model\.safetensors good$" \
+    $TRAIN trace "$tmp/run/model.safetensors" good
+expect "predict TEXT without --model" 2 "^error: predict needs --model RUN \(see \./train --help\)$" $TRAIN predict "good movie"
+expect "trace TEXT without --model" 2 "^error: trace needs --model RUN \(or --untrained for a fresh model\) \(see" \
+    $TRAIN trace good
 
 # ---- finding 4: options that cannot act are errors naming them
 expect "eval --probs" 2 "--probs cannot act in eval" $TRAIN eval --probs --model "$tmp/run" "$tmp/d.tsv"
