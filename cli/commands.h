@@ -36,6 +36,9 @@ int cli_usage_error(const char *message);
  * it as the model: the message shows the command that does that. also is
  * what else the command accepts instead ("" for nothing). */
 int cli_missing_model(const Options *o, const char *command, const char *also);
+/* " arg" on f, single-quoted for a shell when it holds anything but plain
+ * characters (a quote inside as '\''). */
+void cli_print_shell_word(FILE *f, const char *arg);
 /* "error: message" on stderr (nothing for an empty message); returns rc. */
 int cli_report(int rc, const char *message);
 

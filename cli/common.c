@@ -79,9 +79,7 @@ static int looks_like_model(const char *path) {
     return 0;
 }
 
-/* " arg" on f, single-quoted for a shell when it holds anything but plain
- * characters (a quote inside as '\''). */
-static void print_shell_word(FILE *f, const char *arg) {
+void cli_print_shell_word(FILE *f, const char *arg) {
     if (*arg && strspn(arg, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-./=:,+@%") == strlen(arg)) {
         fprintf(f, " %s", arg);
         return;
@@ -101,7 +99,7 @@ int cli_missing_model(const Options *o, const char *command, const char *also) {
     }
     fprintf(stderr, "error: %s needs --model RUN; %s is a saved model, so perhaps: ./train %s --model", command,
             o->args[0], command);
-    for (int i = 0; i < o->n_args && i < 4; i++) print_shell_word(stderr, o->args[i]);
+    for (int i = 0; i < o->n_args && i < 4; i++) cli_print_shell_word(stderr, o->args[i]);
     fprintf(stderr, "%s\n", o->n_args > 4 ? " ..." : "");
     return EXIT_USAGE;
 }

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli/commands.h"
@@ -191,6 +192,23 @@ static void print_tally(const Predictor *p) {
     }
 }
 
+/* A TEXT that names a file was probably meant as the file's lines: it is
+ * labelled as given (as a text), with a note on stderr saying how to label
+ * the lines instead. */
+static void note_file_argument(const Options *o) {
+    for (int i = 0; i < o->n_args; i++) {
+        struct stat st;
+        if (stat(o->args[i], &st) != 0 || !S_ISREG(st.st_mode)) continue;
+        fprintf(stderr, "note: TEXT %d, '%s', is also the name of a file; it is labelled as a text. To label the "
+                "file's lines: ./train predict --model", i + 1, o->args[i]);
+        cli_print_shell_word(stderr, o->model_dir);
+        fputs(" <", stderr);
+        cli_print_shell_word(stderr, o->args[i]);
+        fputc('\n', stderr);
+        return;
+    }
+}
+
 int command_predict(const Options *o) {
     if (!o->model_dir || !*o->model_dir) return cli_missing_model(o, "predict", "");
     char err[1024];
@@ -209,6 +227,7 @@ int command_predict(const Options *o) {
         for (int c = 0; o->probs && c < p.run.labels.n; c++) printf("\t%s", p.run.labels.names[c]);
         putchar('\n');
     }
+    if (rc == EXIT_OK) note_file_argument(o);
     for (int i = 0; rc == EXIT_OK && i < o->n_args; i++) rc = add_input(&p, o->args[i], strlen(o->args[i]));
     if (rc == EXIT_OK && o->n_args == 0) rc = read_stdin(&p);
     if (rc == EXIT_OK && p.n > 0) rc = flush_batch(&p);

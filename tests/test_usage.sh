@@ -3,7 +3,8 @@
 # `./train help CMD`) lists only that command's options with their defaults;
 # --help names --version; a mistyped option or command gets "did you mean";
 # an option missing its value, or pointed at the wrong file, is named; a
-# saved model given without --model gets the command meant, which runs; an
+# saved model given without --model gets the command meant, which runs; a
+# file name given as a TEXT gets a note on labelling its lines; an
 # option that cannot act in a command, or extra texts for trace, is an error
 # (exit 2) naming it. The words of a run are right (singulars, "no PE", one
 # parenthesis), runs at chance or with an exploding loss are called bad, and
@@ -98,6 +99,20 @@ expect "eval RUN DATA" 2 "eval needs --model RUN; .*/run is a saved model, so pe
     $TRAIN eval "$tmp/run" "$tmp/d.tsv"
 expect "trace CHECKPOINT TEXT" 2 "trace needs --model RUN; .*model\.safetensors is a saved model, so perhaps: \./train trace --model .*/run/model\.safetensors good$" \
     $TRAIN trace "$tmp/run/model.safetensors" good
+# A TEXT that names a file: labelled as a text (one output line), with a
+# note on how to label the file's lines, which works.
+printf 'good movie\nbad movie\nnice one\n' >"$tmp/lines.txt"
+expect "predict a file name as TEXT" 0 "^note: TEXT 1, '.*/lines\.txt', is also the name of a file; it is labelled as a text\. To label the file's lines: \./train predict --model .*/run < .*/lines\.txt$" \
+    $TRAIN predict --model "$tmp/run" "$tmp/lines.txt"
+lines_meant=$(sed -n 's/.*lines: \.\/train //p' "$tmp/err")
+if [ "$(wc -l <"$tmp/out")" -eq 1 ] && eval "$TRAIN $lines_meant" >"$tmp/meant.out" 2>&1 &&
+    [ "$(grep -cxE "pos|neg" "$tmp/meant.out")" -eq 3 ] && [ "$(wc -l <"$tmp/meant.out")" -eq 3 ]; then
+    pass "a file name as TEXT gives one output line; the note's command labels the file's 3 lines"
+else
+    fail "a file name as TEXT: $(wc -l <"$tmp/out") output lines; the note's command ($lines_meant) gave: $(head -c 300 "$tmp/meant.out")"
+fi
+$TRAIN predict --model "$tmp/run" "good movie" >/dev/null 2>"$tmp/err"
+[ -s "$tmp/err" ] && fail "predict of a plain text wrote to stderr: $(head -c 200 "$tmp/err")"
 expect "predict TEXT without --model" 2 "^error: predict needs --model RUN \(see \./train --help\)$" $TRAIN predict "good movie"
 expect "trace TEXT without --model" 2 "^error: trace needs --model RUN \(or --untrained for a fresh model\) \(see" \
     $TRAIN trace good
