@@ -325,7 +325,7 @@ static int prepare(Trainer *t, const char *data_path, int resume, int argc, char
     if (t->writer) {
         if (make_dirs(t->dir, err, errlen) != 0) return ERR_RUNTIME;
         /* a new run: what an earlier run (replaced with --overwrite) left goes now the data has been read */
-        if ((rc = rundir_remove_outputs(t->dir, err, errlen)) != EXIT_OK) return rc;
+        if ((rc = rundir_remove_outputs(t->dir, stdout, err, errlen)) != EXIT_OK) return rc;
         if ((rc = write_record(t, data_path, argc, argv, err, errlen)) != EXIT_OK) return rc;
     }
     return check_ranks_agree(t, err, errlen);

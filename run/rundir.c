@@ -62,7 +62,47 @@ void rundir_remove_temporaries(const char *dir) {
     closedir(d);
 }
 
-int rundir_remove_outputs(const char *dir, char *err, size_t errlen) {
+/* 1: name is "reproduce" or "reproduce-N", what reproduce writes into a run. */
+static int is_reproduction(const char *name) {
+    if (strncmp(name, "reproduce", 9) != 0) return 0;
+    if (name[9] == '\0') return 1;
+    return name[9] == '-' && name[10] && strspn(name + 10, "0123456789") == strlen(name + 10);
+}
+
+/* A note naming the reproductions an earlier run left in dir (the first
+ * three in directory order): they stay
+ * (a directory tree is not removed on the user's behalf) but no longer
+ * reproduce the run beside them. */
+static void note_kept_reproductions(const char *dir, FILE *log) {
+    DIR *d = opendir(dir);
+    if (!d) return;
+    char names[800] = "";
+    int count = 0;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        char path[4096];
+        struct stat st;
+        if (!is_reproduction(e->d_name)) continue;
+        rundir_path(path, sizeof path, dir, e->d_name);
+        if (stat(path, &st) != 0 || !S_ISDIR(st.st_mode)) continue;
+        size_t used = strlen(names), n = strlen(e->d_name);
+        if (count++ < 3 && used + n + 3 < sizeof names) {   /* ", name" and the terminator */
+            if (used) {
+                memcpy(names + used, ", ", 2);
+                used += 2;
+            }
+            memcpy(names + used, e->d_name, n + 1);
+        }
+    }
+    closedir(d);
+    if (count > 0)
+        fprintf(log, "note: kept %s%s in %s from the replaced run: %s that run, not this one; remove %s if no "
+                "longer wanted\n", names, count > 3 ? ", ..." : "", dir, count == 1 ? "it reproduces" : "they reproduce",
+                count == 1 ? "it" : "them");
+}
+
+int rundir_remove_outputs(const char *dir, FILE *log, char *err, size_t errlen) {
+    if (log) note_kept_reproductions(dir, log);
     for (int i = N_OUTPUTS - 1; i >= 0; i--) {   /* run.json last: until then the directory still holds a run */
         char path[4096];
         rundir_path(path, sizeof path, dir, OUTPUTS[i]);

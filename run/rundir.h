@@ -33,9 +33,11 @@ void rundir_default(const char *data_path, const char *suffix, char *buf, size_t
  * run's outputs that a run killed in the middle of an atomic write left. */
 void rundir_remove_temporaries(const char *dir);
 /* Removes the output files of an earlier run (model, state, metrics, curves,
- * reports, run.json; nothing else), for a new run replacing it. EXIT_OK, or
+ * reports, run.json; nothing else), for a new run replacing it; a note on
+ * log (when not NULL) names the earlier run's reproduce/ directories, which
+ * stay. EXIT_OK, or
  * ERR_RUNTIME with a message naming the file that could not be removed. */
-int rundir_remove_outputs(const char *dir, char *err, size_t errlen);
+int rundir_remove_outputs(const char *dir, FILE *log, char *err, size_t errlen);
 
 typedef enum {
     RUNDIR_NEW,        /* refuse a directory that holds a run */

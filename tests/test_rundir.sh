@@ -212,6 +212,14 @@ for bin in "$TRAIN" "$ASAN"; do
             reproduce runs/data --out runs/data/reproduce --quiet &&
         expect "reproduce --overwrite" 0 "" reproduce runs/data --out runs/data/reproduce --overwrite --quiet &&
         pass "$name: reproduce: runs/data/reproduce, then -2; --out into a run refused, --overwrite accepted"
+    # --overwrite of the run keeps its reproductions (a directory tree is not
+    # removed for the user) and says they reproduce the replaced run.
+    expect "--overwrite of a reproduced run" 0 "" data.tsv "${TINY[@]}" --epochs 1 --out runs/data --overwrite &&
+        verify "the note: $(grep -m1 "note: kept" "$out")" grep -qE "^note: kept reproduce(-2)?, reproduce(-2)? in runs/data from the replaced run: they reproduce that run, not this one" "$out" &&
+        verify "reproduce/ and reproduce-2/ kept" [ -f runs/data/reproduce/run.json -a -f runs/data/reproduce-2/run.json ] &&
+        expect "--overwrite of a run without reproductions" 0 "" data.tsv "${TINY[@]}" --epochs 1 --out first --overwrite &&
+        verify "a run without reproductions notes some" bash -c '! grep -q "note: kept" "$1"' _ "$out" &&
+        pass "$name: --overwrite keeps the replaced run's reproduce/ and reproduce-2/ and says whose they are"
     expect "compare-pe" 0 "" compare-pe data.tsv "${TINY[@]}" --epochs 1 --out cmp &&
         expect "compare-pe again" 2 "cmp holds a run \(pe-sinusoidal/run\.json, pe-none/run\.json, compare\.png\)" \
             compare-pe data.tsv "${TINY[@]}" --epochs 1 --out cmp &&
