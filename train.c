@@ -194,9 +194,9 @@ static int run_command(const DistContext *dist, int argc, char **argv) {
         if (strcmp(command, "fit") == 0 || strcmp(command, "reproduce") == 0 || strcmp(command, "compare-pe") == 0)
             signals_install();
         if (strcmp(command, "fit") == 0) rc = train_command(dist, &o, argc, argv);
-        else if (strcmp(command, "eval") == 0) rc = command_eval(&o);
-        else if (strcmp(command, "predict") == 0) rc = command_predict(&o);
-        else if (strcmp(command, "trace") == 0) rc = command_trace(&o);
+        else if (strcmp(command, "eval") == 0) rc = command_eval(&o, argc, argv);
+        else if (strcmp(command, "predict") == 0) rc = command_predict(&o, argc, argv);
+        else if (strcmp(command, "trace") == 0) rc = command_trace(&o, argc, argv);
         else if (strcmp(command, "reproduce") == 0) rc = command_reproduce(&o, argc, argv);
         else if (strcmp(command, "diff") == 0) rc = command_diff(&o);
         else rc = command_compare_pe(&o, argc, argv);

@@ -12,9 +12,10 @@
 /* The batch predict, eval and trace run the model with. */
 #define CLI_BATCH 32
 
-int command_eval(const Options *o);
-int command_predict(const Options *o);
-int command_trace(const Options *o);
+/* argc and argv are the whole command line (for the command an error offers). */
+int command_eval(const Options *o, int argc, char **argv);
+int command_predict(const Options *o, int argc, char **argv);
+int command_trace(const Options *o, int argc, char **argv);
 int command_reproduce(const Options *o, int argc, char **argv);
 int command_diff(const Options *o);
 int command_compare_pe(const Options *o, int argc, char **argv);
@@ -31,11 +32,14 @@ int cli_print_mask_fills(FILE *out, SavedModel *run, const int *tokens, int B, i
 
 /* "error: message (see ./train --help)" on stderr; returns EXIT_USAGE. */
 int cli_usage_error(const char *message);
-/* The error for a command run without --model RUN (exit 2). When its
- * first argument is a run directory or a .safetensors file, the user meant
- * it as the model: the message shows the command that does that. also is
- * what else the command accepts instead ("" for nothing). */
-int cli_missing_model(const Options *o, const char *command, const char *also);
+/* The error for a command run without --model RUN (exit 2); also is what
+ * else the command accepts instead ("" for nothing). When its first
+ * argument is a run directory or a .safetensors file, the user meant it as
+ * the model: the message shows the command line (argc, argv) with that
+ * argument moved behind --model, and needed (say "DATA.tsv") in its place
+ * when nothing else is left that the command needs (NULL: nothing needed). */
+int cli_missing_model(const Options *o, const char *command, const char *also, const char *needed, int argc,
+                      char **argv);
 /* " arg" on f, single-quoted for a shell when it holds anything but plain
  * characters (a quote inside as '\''). */
 void cli_print_shell_word(FILE *f, const char *arg);

@@ -92,14 +92,21 @@ void cli_print_shell_word(FILE *f, const char *arg) {
     fputc('\'', f);
 }
 
-int cli_missing_model(const Options *o, const char *command, const char *also) {
+int cli_missing_model(const Options *o, const char *command, const char *also, const char *needed, int argc,
+                      char **argv) {
     if (o->n_args == 0 || !looks_like_model(o->args[0])) {
         fprintf(stderr, "error: %s needs --model RUN%s (see ./train --help)\n", command, also);
         return EXIT_USAGE;
     }
     fprintf(stderr, "error: %s needs --model RUN; %s is a saved model, so perhaps: ./train %s --model", command,
             o->args[0], command);
-    for (int i = 0; i < o->n_args && i < 4; i++) cli_print_shell_word(stderr, o->args[i]);
-    fprintf(stderr, "%s\n", o->n_args > 4 ? " ..." : "");
+    cli_print_shell_word(stderr, o->args[0]);
+    /* the rest of the line as given, options and "--" included, but the model */
+    for (int i = 1; i < argc; i++) {
+        if (argv[i] == o->args[0] || (i == 1 && strcmp(argv[i], command) == 0)) continue;
+        cli_print_shell_word(stderr, argv[i]);
+    }
+    if (needed && o->n_args == 1) fprintf(stderr, " %s", needed);
+    fputc('\n', stderr);
     return EXIT_USAGE;
 }

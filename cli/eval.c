@@ -8,8 +8,8 @@
 #include "run/evaluate.h"
 #include "run/saved_model.h"
 
-int command_eval(const Options *o) {
-    if (!o->model_dir || !*o->model_dir) return cli_missing_model(o, "eval", "");
+int command_eval(const Options *o, int argc, char **argv) {
+    if (!o->model_dir || !*o->model_dir) return cli_missing_model(o, "eval", "", "DATA.tsv", argc, argv);
     if (o->n_args != 1) return cli_usage_error("eval needs exactly one data file");
     char err[1024];
     SavedModel saved;

@@ -209,8 +209,8 @@ static void note_file_argument(const Options *o) {
     }
 }
 
-int command_predict(const Options *o) {
-    if (!o->model_dir || !*o->model_dir) return cli_missing_model(o, "predict", "");
+int command_predict(const Options *o, int argc, char **argv) {
+    if (!o->model_dir || !*o->model_dir) return cli_missing_model(o, "predict", "", NULL, argc, argv);
     char err[1024];
     Predictor p;
     memset(&p, 0, sizeof p);

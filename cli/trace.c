@@ -603,13 +603,13 @@ static int walk(Trace *tr, const char *text, const WalkExtras *x) {
     return rc;
 }
 
-int command_trace(const Options *o) {
+int command_trace(const Options *o, int argc, char **argv) {
     int has_model = o->model_dir && *o->model_dir;
     if (has_model && o->untrained) {
         fprintf(stderr, "error: --model and --untrained exclude each other: trace one model\n");
         return EXIT_USAGE;
     }
-    if (!has_model && !o->untrained) return cli_missing_model(o, "trace", " (or --untrained for a fresh model)");
+    if (!has_model && !o->untrained) return cli_missing_model(o, "trace", " or --untrained for a fresh model", "TEXT", argc, argv);
     if (o->n_args < 1) {
         fprintf(stderr, "error: trace needs a text: ./train trace --model RUN \"some text\"\n");
         return EXIT_USAGE;

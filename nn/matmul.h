@@ -151,10 +151,12 @@ static void mm_pack_a(float *restrict panel, MatView a, long row0, int rows, lon
     }
 }
 
-/* One NR-wide panel of a transposed B (its columns contiguous along k):
- * copied in runs of 16 k per column, so that both the reads (16 floats of
- * one column) and the writes (16 panel rows) stay within a few cache lines.
- * Columns past width are zero. */
+/* One NR-wide panel of a transposed B (its columns contiguous along k).
+ * A full panel is written a panel row at a time (NR floats gathered a
+ * column stride apart); a narrower one is copied in runs of 16 k per
+ * column, so that both the reads (16 floats of one column) and the writes
+ * (16 panel rows) stay within a few cache lines, and columns past width are
+ * zero. */
 static void mm_pack_b_transposed(float *restrict panel, MatView b, long k0, int kc, long col0, int width) {
     enum { RUN = 16 };
     int k = 0;

@@ -526,3 +526,33 @@ int corpus_data_files(const Corpus *c, const Options *o, DataFileInfo files[3]) 
     }
     return n;
 }
+
+int corpus_class_counts(const Corpus *c, const DistContext *dist, const EncodedDataset *d, double *counts) {
+    int C = c->labels.n;
+    int *mine = calloc((size_t)C, sizeof *mine);
+    if (!mine) return -1;
+    labels_count(d->labels, d->n, C, mine);
+    for (int k = 0; k < C; k++) counts[k] = mine[k];
+    free(mine);
+    dist_sum_doubles(dist, counts, C);
+    return 0;
+}
+
+int corpus_class_weights(const Corpus *c, const Options *o, const DistContext *dist, float **weights) {
+    *weights = NULL;
+    if (strcmp(o->class_weights, "balanced") != 0) return 0;
+    int C = c->labels.n;
+    double *counts = malloc(sizeof(double) * C);
+    float *w = malloc(sizeof(float) * C);
+    if (!counts || !w || corpus_class_counts(c, dist, &c->enc_train, counts) != 0) {
+        free(counts);
+        free(w);
+        return -1;
+    }
+    double n = 0;
+    for (int k = 0; k < C; k++) n += counts[k];
+    for (int k = 0; k < C; k++) w[k] = counts[k] ? (float)(n / ((double)C * counts[k])) : 0.0f;
+    free(counts);
+    *weights = w;
+    return 0;
+}

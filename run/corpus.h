@@ -31,6 +31,13 @@ typedef struct {
 int corpus_prepare(Corpus *c, const Options *o, const DistContext *dist, const char *train_path, FILE *log,
                    char *err, size_t errlen);
 void corpus_free(Corpus *c);
+/* Examples per class of d (a rank's share of one of c's sets) summed over
+ * the ranks into counts (C). 0, or -1 out of memory. */
+int corpus_class_counts(const Corpus *c, const DistContext *dist, const EncodedDataset *d, double *counts);
+/* With --class-weights balanced, *weights = (C) w_c = n / (C * n_c) over the
+ * training set (0 for a class it lacks); otherwise NULL. 0, or -1 out of
+ * memory. */
+int corpus_class_weights(const Corpus *c, const Options *o, const DistContext *dist, float **weights);
 /* The files read (train first, then --val and --test when given) with
  * their hashes from that one read, for run.json. Returns how many. */
 int corpus_data_files(const Corpus *c, const Options *o, DataFileInfo files[3]);

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 #ifdef _OPENMP
@@ -63,6 +64,8 @@ typedef struct {
     BpeSplits splits;         /* --bpe-dropout (bpe, classifying): each symbol's parts; parts NULL when off */
     int *split_work;          /* ((B + 1) x (max_len + 1)) bpe_dropout_batch's buffer */
     int paused;               /* 1: stopped by --stop-after, resumable */
+    const char *piped;        /* a data path --resume cannot read again (a pipe, FIFO or device), or NULL */
+    const char *piped_role;   /* its role: train, val or test */
     ProgressBar bar;
     ObservationContext observe;   /* what the table's observation needs besides the history */
     double *class_stats;      /* (3, C): each class's val precision, val recall, share of the measured set */
@@ -93,33 +96,6 @@ static int build_model(Trainer *t, char *err, size_t errlen) {
     model_init(t->model, (uint64_t)o->seed);
     if (o->init_dir && *o->init_dir) return init_load_encoder(t->model, o->init_dir, err, errlen);
     return EXIT_OK;
-}
-
-/* Examples per class of d (a rank's share) summed over the ranks into counts (C). */
-static int class_counts(const Trainer *t, const EncodedDataset *d, double *counts) {
-    int C = t->corpus.labels.n;
-    int *mine = calloc((size_t)C, sizeof *mine);
-    if (!mine) return -1;
-    labels_count(d->labels, d->n, C, mine);
-    for (int c = 0; c < C; c++) counts[c] = mine[c];
-    free(mine);
-    dist_sum_doubles(t->dist, counts, C);
-    return 0;
-}
-
-/* balanced: w_c = n / (C * n_c) over the training set */
-static int make_class_weights(Trainer *t) {
-    if (strcmp(t->o->class_weights, "balanced") != 0) return 0;
-    int C = t->corpus.labels.n, n = t->n_train;
-    double *counts = malloc(sizeof(double) * C);
-    t->class_weights = malloc(sizeof(float) * C);
-    if (!counts || !t->class_weights || class_counts(t, &t->corpus.enc_train, counts) != 0) {
-        free(counts);
-        return -1;
-    }
-    for (int c = 0; c < C; c++) t->class_weights[c] = counts[c] ? (float)((double)n / ((double)C * counts[c])) : 0.0f;
-    free(counts);
-    return 0;
 }
 
 static int allocate_buffers(Trainer *t) {
@@ -164,7 +140,7 @@ static int prepare_observation(Trainer *t) {
     int C = c->labels.n;
     double *counts = malloc(sizeof(double) * (C ? C : 1));
     t->class_stats = calloc((size_t)3 * C, sizeof *t->class_stats);
-    if (!counts || !t->class_stats || class_counts(t, measured, counts) != 0) {
+    if (!counts || !t->class_stats || corpus_class_counts(&t->corpus, t->dist, measured, counts) != 0) {
         free(counts);
         return -1;
     }
@@ -286,15 +262,33 @@ static int check_ranks_agree(Trainer *t, char *err, size_t errlen) {
                 "the same files at the same paths", rank, p->epochs_done || p->step_in_epoch ? " or run state" : "");
 }
 
+/* A new run: the first data file that --resume could not read again (a
+ * pipe, say) in t->piped; with it --stop-after is refused, since the run
+ * could then never finish. A missing file is left to the reading. */
+static int find_piped(Trainer *t, const char *data_path, char *err, size_t errlen) {
+    const char *paths[3] = {data_path, t->o->val_path, t->o->test_path};
+    static const char *const roles[3] = {"train", "val", "test"};
+    for (int i = 0; i < 3 && !t->piped; i++) {
+        struct stat st;
+        if (!paths[i] || !*paths[i] || stat(paths[i], &st) != 0 || record_rereadable(paths[i])) continue;
+        t->piped = paths[i];
+        t->piped_role = roles[i];
+    }
+    if (t->piped && t->o->stop_after > 0 && t->o->stop_after < t->o->epochs)
+        return fail(err, errlen, ERR_INPUT, "--stop-after %d: %s (the %s data) is a pipe, FIFO or device, which "
+                    "--resume cannot read again, so the run could never finish; save the data to a file and train "
+                    "on that, or drop --stop-after", t->o->stop_after, t->piped, t->piped_role);
+    return EXIT_OK;
+}
+
 /* run.json for a new run; a note when a data file cannot be read again. */
 static int write_record(const Trainer *t, const char *data_path, int argc, char **argv, char *err, size_t errlen) {
     DataFileInfo files[3];
     int n = corpus_data_files(&t->corpus, t->o, files);
-    const DataFileInfo *gone = record_first_unrereadable(files, n);
-    if (gone)
+    if (t->piped)
         printf("note: %s (the %s data) is a pipe, FIFO or device, not a file: this run cannot be resumed or "
-               "reproduced, since neither can read the data again; save it to a file to keep both\n", gone->path,
-               gone->role);
+               "reproduced, since neither can read the data again; save it to a file to keep both\n", t->piped,
+               t->piped_role);
 #ifdef _OPENMP
     int threads = omp_get_max_threads();
 #else
@@ -307,13 +301,14 @@ static int write_record(const Trainer *t, const char *data_path, int argc, char 
 static int prepare(Trainer *t, const char *data_path, int resume, int argc, char **argv, char *err, size_t errlen) {
     int rc;
     if (resume && (rc = resume_check_data(t, err, errlen)) != EXIT_OK) return rc;
+    if (!resume && (rc = find_piped(t, data_path, err, errlen)) != EXIT_OK) return rc;
     if ((rc = corpus_prepare(&t->corpus, t->o, t->dist, data_path, stdout, err, errlen)) != EXIT_OK) return rc;
     t->n_train = t->corpus.train.total;
     if ((rc = build_model(t, err, errlen)) != EXIT_OK) return rc;
     t->steps_per_epoch = (t->n_train + t->o->batch_size - 1) / t->o->batch_size;
     t->total_steps = (long)t->o->epochs * t->steps_per_epoch;
     t->warmup_steps = schedule_warmup_steps(t->o->warmup, t->total_steps);
-    if (make_class_weights(t) != 0 || allocate_buffers(t) != 0 || prepare_observation(t) != 0)
+    if (corpus_class_weights(&t->corpus, t->o, t->dist, &t->class_weights) != 0 || allocate_buffers(t) != 0 || prepare_observation(t) != 0)
         return fail(err, errlen, ERR_RUNTIME, "out of memory");
     if (t->dist->size > 1 && !(t->reducer = dist_reducer_create(t->dist, t->model->n_params, err, errlen)))
         return ERR_RUNTIME;
@@ -638,11 +633,17 @@ static int finish_epoch(Trainer *t, int epoch, double epoch_seconds, int *stop, 
  * every rank after the same step. */
 static int agreed_stop(const Trainer *t) { return dist_max_int(t->dist, signals_pending()); }
 
-/* What continues this run (record_resume_advice), in buf. */
+/* What continues this run, in buf: the --resume command (under mpirun for
+ * an MPI job), or why none can. */
 static const char *resume_advice(const Trainer *t, char *buf, size_t len) {
-    DataFileInfo files[3];
-    int n = corpus_data_files(&t->corpus, t->o, files);
-    return record_resume_advice(t->dir, t->dist->size, files, n, buf, len);
+    if (t->piped)
+        snprintf(buf, len, "%s (the %s data) is a pipe, FIFO or device, which --resume cannot read again, so this "
+                 "run cannot continue; the model of its last finished epoch is in %s", t->piped, t->piped_role, t->dir);
+    else if (t->dist->size > 1)
+        snprintf(buf, len, "continue with: mpirun -np %d ./train --resume %s", t->dist->size, t->dir);
+    else
+        snprintf(buf, len, "continue with: ./train --resume %s", t->dir);
+    return buf;
 }
 
 static int interrupted(Trainer *t, int sig, int epoch, int step, char *err, size_t errlen) {
@@ -650,8 +651,8 @@ static int interrupted(Trainer *t, int sig, int epoch, int step, char *err, size
     if (!t->writer) return EXIT_INTERRUPTED;
     if (state_save(t->model, t->average, &t->progress, t->dir, err, errlen) != EXIT_OK) return ERR_RUNTIME;
     char advice[4600];
-    fprintf(stderr, "\ninterrupted by %s in epoch %d after step %d of %d; state saved.\n%s\n", signals_name(sig),
-            epoch, step, t->steps_per_epoch, resume_advice(t, advice, sizeof advice));
+    fprintf(stderr, "\ninterrupted by %s in epoch %d after step %d of %d%s\n%s\n", signals_name(sig), epoch, step,
+            t->steps_per_epoch, t->piped ? "." : "; state saved.", resume_advice(t, advice, sizeof advice));
     return EXIT_INTERRUPTED;
 }
 

@@ -22,28 +22,6 @@
 #define TRAIN_CFLAGS "unknown"
 #endif
 
-const DataFileInfo *record_first_unrereadable(const DataFileInfo *files, int n_files) {
-    for (int i = 0; i < n_files; i++) {
-        struct stat st;
-        if (stat(files[i].path, &st) != 0 || !S_ISREG(st.st_mode)) return &files[i];
-    }
-    return NULL;
-}
-
-const char *record_resume_advice(const char *dir, int ranks, const DataFileInfo *files, int n_files, char *buf,
-                                 size_t len) {
-    const DataFileInfo *gone = record_first_unrereadable(files, n_files);
-    if (gone)
-        snprintf(buf, len, "%s (the %s data) is not a file that can be read again (a pipe, FIFO or device): --resume "
-                 "cannot check it, so this run cannot continue; save the data to a file and train on that",
-                 gone->path, gone->role);
-    else if (ranks > 1)
-        snprintf(buf, len, "continue with: mpirun -np %d ./train --resume %s", ranks, dir);
-    else
-        snprintf(buf, len, "continue with: ./train --resume %s", dir);
-    return buf;
-}
-
 const char *program_version(void) { return TRAIN_VERSION; }
 
 int record_file_digest(const char *path, char sha256[65], long *lines, char *err, size_t errlen) {
@@ -251,10 +229,16 @@ void record_free(RunRecord *info) {
     memset(info, 0, sizeof *info);
 }
 
-/* 1: path names one of a process's descriptors (/dev/fd/N, /proc/.../fd/N):
- * what bash's <(...) gives, a pipe that lasts as long as the command. */
+/* 1: path names one of this process's descriptors: gone, or another file,
+ * in a later process. */
 static int is_descriptor_path(const char *path) {
-    return strncmp(path, "/dev/fd/", 8) == 0 || (strncmp(path, "/proc/", 6) == 0 && strstr(path, "/fd/"));
+    return strncmp(path, "/dev/fd/", 8) == 0 || strcmp(path, "/dev/stdin") == 0 ||
+           (strncmp(path, "/proc/", 6) == 0 && strstr(path, "/fd/"));
+}
+
+int record_rereadable(const char *path) {
+    struct stat st;
+    return !is_descriptor_path(path) && stat(path, &st) == 0 && S_ISREG(st.st_mode);
 }
 
 int record_check_data(const RunRecord *info, char *err, size_t errlen) {
@@ -263,22 +247,22 @@ int record_check_data(const RunRecord *info, char *err, size_t errlen) {
         char hex[65], why[512];
         long lines;
         struct stat st;
-        if (stat(file->path, &st) != 0 && is_descriptor_path(file->path))
-            return fail(err, errlen, ERR_INPUT, "%s (%s data) was a pipe that ended with the run (process "
-                        "substitution): it cannot be read again to check it is unchanged; save the data to a file "
-                        "and train on that", file->path, file->role);
+        if (is_descriptor_path(file->path))
+            return fail(err, errlen, ERR_INPUT, "%s (the %s data) was a descriptor of the training process (a "
+                        "pipe, such as <(...) gives), which ended with it: it cannot be read again to check it is "
+                        "unchanged; save the data to a file and train on that", file->path, file->role);
         if (stat(file->path, &st) != 0)
             return fail(err, errlen, ERR_INPUT, "the %s data of the run cannot be read: %s: %s", file->role,
                         file->path, strerror(errno));
         /* a FIFO would block here, and a pipe's data was read once by the run itself */
         if (!S_ISREG(st.st_mode))
-            return fail(err, errlen, ERR_INPUT, "%s (%s data) is not a regular file but a pipe, FIFO or device: it "
+            return fail(err, errlen, ERR_INPUT, "%s (the %s data) is not a regular file but a pipe, FIFO or device: it "
                         "cannot be read again to check it is unchanged; save the data to a file and train on that",
                         file->path, file->role);
         if (record_file_digest(file->path, hex, &lines, why, sizeof why) != 0)
             return fail(err, errlen, ERR_INPUT, "the %s data of the run cannot be read: %s", file->role, why);
         if (strcmp(hex, file->sha256) != 0)
-            return fail(err, errlen, ERR_INPUT, "%s (%s data) has changed since the run was recorded: SHA-256 %s, "
+            return fail(err, errlen, ERR_INPUT, "%s (the %s data) has changed since the run was recorded: SHA-256 %s, "
                         "recorded %s", file->path, file->role, hex, file->sha256);
     }
     return EXIT_OK;

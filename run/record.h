@@ -43,14 +43,11 @@ void record_free(RunRecord *info);
  * with a message naming the file (missing, unreadable, changed, or not a
  * regular file: a FIFO or pipe cannot be read a second time). */
 int record_check_data(const RunRecord *info, char *err, size_t errlen);
-/* The first of files that cannot be read a second time (a pipe, FIFO or
- * device, or gone), or NULL: --resume and reproduce would refuse the run. */
-const DataFileInfo *record_first_unrereadable(const DataFileInfo *files, int n_files);
-/* What continues the run in dir, written to buf: "continue with: CMD"
- * (under mpirun for ranks > 1), or, when a data file cannot be read again,
- * why the run cannot continue and what to do instead. Returns buf. */
-const char *record_resume_advice(const char *dir, int ranks, const DataFileInfo *files, int n_files, char *buf,
-                                 size_t len);
+/* 1 when a later process can read path again and find the same data, as
+ * --resume and reproduce do: a regular file, named other than through a
+ * descriptor of this process (/dev/fd/N, /dev/stdin, /proc/.../fd/N, what
+ * bash's <(...) gives). A pipe, FIFO or device gives 0. */
+int record_rereadable(const char *path);
 /* The program version (git describe at build time). */
 const char *program_version(void);
 

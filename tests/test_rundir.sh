@@ -215,7 +215,7 @@ for bin in "$TRAIN" "$ASAN"; do
     # --overwrite of the run keeps its reproductions (a directory tree is not
     # removed for the user) and says they reproduce the replaced run.
     expect "--overwrite of a reproduced run" 0 "" data.tsv "${TINY[@]}" --epochs 1 --out runs/data --overwrite &&
-        verify "the note: $(grep -m1 "note: kept" "$out")" grep -qE "^note: kept reproduce(-2)?, reproduce(-2)? in runs/data from the replaced run: they reproduce that run, not this one" "$out" &&
+        verify "the note: $(grep -m1 "note: kept" "$out")" grep -qxE "note: kept (reproduce, reproduce-2|reproduce-2, reproduce) in runs/data from the replaced run: they reproduce that run, not this one; remove them if no longer wanted" "$out" &&
         verify "reproduce/ and reproduce-2/ kept" [ -f runs/data/reproduce/run.json -a -f runs/data/reproduce-2/run.json ] &&
         expect "--overwrite of a run without reproductions" 0 "" data.tsv "${TINY[@]}" --epochs 1 --out first --overwrite &&
         verify "a run without reproductions notes some" bash -c '! grep -q "note: kept" "$1"' _ "$out" &&
@@ -253,7 +253,7 @@ for bin in "$TRAIN" "$ASAN"; do
         fi
         # Its data cannot be read again to be checked: --resume says so, and does not wait on the FIFO.
         start=$SECONDS
-        expect "--resume of a run trained on a FIFO" 2 "pipe \(train data\) is not a regular file" \
+        expect "--resume of a run trained on a FIFO" 2 "pipe \(the train data\) is not a regular file" \
             --resume busy &&
             verify "--resume of a FIFO run took $((SECONDS - start)) s" [ $((SECONDS - start)) -lt 30 ] &&
             pass "$name: --resume of a run trained on a FIFO: exit 2, '$(first_line "regular file" | cut -c 1-90)...'"
@@ -302,23 +302,40 @@ for bin in "$TRAIN" "$ASAN"; do
         verify "run.json of a piped run lacks the data's SHA-256" \
             grep -q "\"sha256\": \"$(sha256sum <data.tsv | cut -d' ' -f1)\"" piped/run.json &&
         pass "$name: <(gzip -dc data.tsv.gz) trains and records the data's SHA-256"
-    # A piped run says up front that it cannot be resumed, and its stop
-    # does not offer a --resume command that would be refused; a file's does.
-    expect "process substitution, --stop-after" 0 "" <(gzip -dc data.tsv.gz) "${TINY[@]}" --epochs 2 --stop-after 1 \
-        --out piped2 &&
+    # A piped run says up front that it cannot be resumed; --stop-after,
+    # which would leave it unfinishable, is refused; an interrupt names why
+    # it cannot continue instead of a --resume command; --resume says the
+    # pipe ended with the run. A file's run offers the command, which resumes.
+    expect "process substitution, --stop-after" 2 "^error: --stop-after 1: /dev/fd/[0-9]+ \(the train data\) is a pipe, FIFO or device, which --resume cannot read again, so the run could never finish" \
+        <(gzip -dc data.tsv.gz) "${TINY[@]}" --epochs 2 --stop-after 1 --out piped2 &&
+        verify "the refused piped run left a directory" [ ! -e piped2 ] &&
+        expect "process substitution, 2 epochs" 0 "" <(gzip -dc data.tsv.gz) "${TINY[@]}" --epochs 2 --out piped2 &&
         verify "a piped run's note: $(grep -m1 note "$out")" \
             grep -qE "^note: /dev/fd/[0-9]+ \(the train data\) is a pipe, FIFO or device, not a file: this run cannot be resumed" "$out" &&
-        verify "a piped run's stop: $(grep -m1 stopped "$out")" \
-            grep -qE "^stopped after epoch 1 \(--stop-after\); /dev/fd/[0-9]+ \(the train data\) is not a file that can be read again.*this run cannot continue; save the data to a file" "$out" &&
-        verify "a piped run's stop offers --resume" bash -c '! grep -q "resume piped2" "$1"' _ "$out" &&
-        expect "--resume of the piped run" 2 "/dev/fd/[0-9]+ \(train data\) was a pipe that ended with the run" \
+        expect "--resume of the piped run" 2 "/dev/fd/[0-9]+ \(the train data\) was a descriptor of the training process \(a pipe" \
             --resume piped2 &&
         expect "a file's run, --stop-after" 0 "" data.tsv "${TINY[@]}" --epochs 2 --stop-after 1 --out filed &&
         verify "a file's stop: $(grep -m1 stopped "$out")" \
             grep -qx "stopped after epoch 1 (--stop-after); continue with: ./train --resume filed" "$out" &&
         verify "a file's run has the pipe note" bash -c '! grep -q "^note: .*pipe" "$1"' _ "$out" &&
         expect "--resume of the file's run" 0 "" --resume filed &&
-        pass "$name: a piped run notes it cannot be resumed, and its --stop-after names why, not a --resume command (refused, exit 2); a file's names the command, which resumes"
+        pass "$name: a piped run notes it cannot be resumed, --stop-after on one is refused, --resume of one names the pipe (exit 2); a file's run names the command, which resumes"
+    "$bin" <(gzip -dc data.tsv.gz) "${TINY[@]}" --epochs 400 --out piped3 >/dev/null 2>piped3.err &
+    pid=$!
+    if wait_for piped3/metrics.csv "^1," "$pid"; then
+        kill -INT "$pid"
+        wait "$pid"
+        rc=$?
+        verify "SIGINT of a piped run: exit $rc, expected 130: $(cat piped3.err)" [ "$rc" -eq 130 ] &&
+            verify "the interrupt's first line: $(cat piped3.err)" \
+                grep -qE "^interrupted by SIGINT in epoch [0-9]+ after step [0-9]+ of [0-9]+\.$" piped3.err &&
+            verify "why it cannot continue: $(cat piped3.err)" grep -qE "^/dev/fd/[0-9]+ \(the train data\) .* so this run cannot continue; the model of its last finished epoch is in piped3$" piped3.err &&
+            verify "a --resume offered or state called saved" bash -c '! grep -qE "state saved|--resume piped3" "$1"' _ piped3.err &&
+            verify "the model named does not load" "$bin" predict --threads 1 --model piped3 "good food" &&
+            pass "$name: SIGINT of a piped run: exit 130, no --resume offered, names its last epoch's model, which loads"
+    else
+        fail "$name: the piped run to interrupt did not finish an epoch: $(cat piped3.err)"
+    fi
     start=$SECONDS
     expect "/dev/zero" 2 "/dev/zero:1: line is too long \(more than 1048576 bytes" /dev/zero "${TINY[@]}" --out zero &&
         verify "/dev/zero took $((SECONDS - start)) s" [ $((SECONDS - start)) -lt 30 ] &&

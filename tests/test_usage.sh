@@ -95,6 +95,16 @@ if eval "$TRAIN $meant" >"$tmp/meant.out" 2>&1 && [ "$(wc -l <"$tmp/meant.out")"
 else
     fail "the command the error offers ($meant) does not run: $(head -c 300 "$tmp/meant.out")"
 fi
+# with an option and a text after "--" that starts with "-": both kept
+expect "predict RUN --probs -- TEXT" 2 "so perhaps: \./train predict --model .*/run --probs -- '-5 stars'$" \
+    $TRAIN predict "$tmp/run" --probs -- "-5 stars"
+meant=$(sed -n 's/.*so perhaps: \.\/train //p' "$tmp/err")
+if eval "$TRAIN $meant" >"$tmp/meant.out" 2>&1 && grep -qxE "(pos|neg)	[0-9.]+	[0-9.]+" "$tmp/meant.out"; then
+    pass "the command offered keeps --probs and --: ./train $meant -> $(cat "$tmp/meant.out")"
+else
+    fail "the command offered ($meant) does not run with --probs: $(head -c 300 "$tmp/meant.out")"
+fi
+expect "eval RUN (no data)" 2 "so perhaps: \./train eval --model .*/run DATA\.tsv$" $TRAIN eval "$tmp/run"
 expect "eval RUN DATA" 2 "eval needs --model RUN; .*/run is a saved model, so perhaps: \./train eval --model .*/run .*/d\.tsv$" \
     $TRAIN eval "$tmp/run" "$tmp/d.tsv"
 expect "trace CHECKPOINT TEXT" 2 "trace needs --model RUN; .*model\.safetensors is a saved model, so perhaps: \./train trace --model .*/run/model\.safetensors good$" \
@@ -114,7 +124,7 @@ fi
 $TRAIN predict --model "$tmp/run" "good movie" >/dev/null 2>"$tmp/err"
 [ -s "$tmp/err" ] && fail "predict of a plain text wrote to stderr: $(head -c 200 "$tmp/err")"
 expect "predict TEXT without --model" 2 "^error: predict needs --model RUN \(see \./train --help\)$" $TRAIN predict "good movie"
-expect "trace TEXT without --model" 2 "^error: trace needs --model RUN \(or --untrained for a fresh model\) \(see" \
+expect "trace TEXT without --model" 2 "^error: trace needs --model RUN or --untrained for a fresh model \(see \./train --help\)$" \
     $TRAIN trace good
 
 # ---- finding 4: options that cannot act are errors naming them
