@@ -27,5 +27,5 @@ if [ -f $lic/GPL-3 ] && [ -f $lic/Apache-2.0 ]; then
     "$PYTHON" scripts/twin.py bpe-check "$out/bpe-run" "$out/train.tsv" "$out/val-texts.txt" "$out/val-probs.tsv" \
         --vocab-size 600
 else
-    echo "skipped: bpe end to end ($lic/GPL-3 or Apache-2.0 missing)"
+    echo "skip: bpe end to end ($lic/GPL-3 or Apache-2.0 missing)"
 fi

@@ -130,11 +130,12 @@ else
 fi
 # options: --help lists every option with its default; errors name the option and exit 2
 help=$($TRAIN --help)
+unlisted=0
 for opt in epochs batch-size lr weight-decay warmup clip d-model heads layers d-ff max-len dropout activation norm \
            pool pe tokenizer vocab-size min-freq val val-split test class-weights patience seed threads out resume quiet; do
-    grep -q -- "--$opt .*\[" <<<"$help" || fail "--help does not list --$opt with a default"
+    grep -q -- "--$opt .*\[" <<<"$help" || { fail "--help does not list --$opt with a default"; unlisted=$((unlisted + 1)); }
 done
-pass "--help lists the options"
+[ "$unlisted" -eq 0 ] && pass "--help lists the options, each with its default"
 check_usage() {  # expected-word args...
     local word=$1; shift
     $TRAIN "$@" > "$tmp/usage.out" 2> "$tmp/usage.err"; local rc=$?

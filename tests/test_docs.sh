@@ -21,8 +21,10 @@ cat "$tmp/check.txt"
 [ $rc -ne 0 ] || fail "the check passed a README with a planted drift"
 if grep -q "^README.md " "$tmp/check.txt"; then
     fail "README.md no longer matches what the commands print: run 'make docs'"
+elif ! grep -q "^ok: README.md block " "$tmp/check.txt"; then
+    fail "no README.md excerpt was checked (scripts/docs.sh ended before comparing)"
 else
-    pass "every README.md excerpt matches what its command prints now"
+    pass "every README.md excerpt matches what its command prints now ($(grep -c "^ok: README.md block " "$tmp/check.txt") blocks)"
 fi
 grep -q "^docs/images/.* differs" "$tmp/check.txt" && fail "docs/images no longer match: run 'make docs'"
 grep -q "^$tmp/drifted.md block 'demo-trace' differs" "$tmp/check.txt" \

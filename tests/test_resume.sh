@@ -213,11 +213,12 @@ KILL=("$tmp/small.tsv" "${TINY[@]}" --batch-size 4 --epochs 25 --threads 1)
 "$TRAIN" "${KILL[@]}" --out "$tmp/kill_full" >/dev/null || fail "uninterrupted run for the SIGKILL test failed"
 RANDOM=20240611
 kill_dir=$tmp/kill
-kills=0 loaded=0 states=0 broken=0 stale=0
+kills=0 loaded=0 states=0 broken=0 stale=0 resumes=0
 for i in $(seq 1 20); do
     mode=fresh
     [ $((i % 2)) -eq 0 ] && [ -f "$kill_dir/state.safetensors" ] && mode=resume
     if [ "$mode" = resume ]; then
+        resumes=$((resumes + 1))
         "$TRAIN" --resume "$kill_dir" --quiet --threads 1 >/dev/null 2>"$tmp/err.txt" &
     else   # a fresh start over the killed run's files, on purpose: --overwrite
         "$TRAIN" "${KILL[@]}" --out "$kill_dir" --overwrite >/dev/null 2>"$tmp/err.txt" &
@@ -249,7 +250,15 @@ expect_same_run "$tmp/kill_full" "$kill_dir" "after $kills SIGKILLs, resumed to 
 left=$(find "$kill_dir" -name '*.tmp.*' | wc -l)
 [ "$left" -eq 0 ] && pass "no temporary files left; kills had left $stale in all, each cleared by the next start" ||
     fail "$left temporary files left in $kill_dir: $(ls "$kill_dir")"
-[ "$broken" -eq 0 ] && pass "SIGKILL: $kills kills; the checkpoint loaded after each of the $loaded kills that left one"
-echo "REPORT SIGKILL: $kills kills at seeded random moments; checkpoint loaded after $loaded, state left by $states, $stale cut-short temporary files cleared; resumed to a bit-exact end"
+# On a machine so slow that every kill came before the first epoch's files,
+# nothing above was resumed or loaded: that is said, not passed.
+if [ "$loaded" -eq 0 ]; then
+    skip "SIGKILL: no kill came after the first checkpoint, so no checkpoint was loaded (a machine too slow for these delays)"
+elif [ "$broken" -eq 0 ]; then
+    pass "SIGKILL: $kills kills; the checkpoint loaded after each of the $loaded kills that left one"
+fi
+[ "$resumes" -gt 0 ] && pass "SIGKILL: $resumes of the runs killed were resumes of a killed run" ||
+    skip "SIGKILL: no killed run left a state to resume (a machine too slow for these delays)"
+echo "REPORT SIGKILL: $kills kills at seeded random moments ($resumes of resumes); checkpoint loaded after $loaded, state left by $states, $stale cut-short temporary files cleared; resumed to a bit-exact end"
 
 finish test_resume
