@@ -30,7 +30,7 @@ static int is_resumable(const char *name) {
 
 /* A training error on stderr, naming the MPI rank in a job of several. */
 static int report_fit_error(const DistContext *dist, int rc, const char *err) {
-    if (rc == EXIT_OK || rc == EXIT_INTERRUPTED || !err[0]) return rc;
+    if (rc == EXIT_OK || !err[0]) return rc;   /* an interrupt in training has spoken already (err empty) */
     if (dist->size > 1) fprintf(stderr, "error (MPI rank %d): %s\n", dist->rank, err);
     else fprintf(stderr, "error: %s\n", err);
     return rc;
@@ -63,6 +63,7 @@ static int resume(const DistContext *dist, const Options *given, int argc, char 
         fprintf(stderr, "error: cannot resume: %s\n", err);
         return EXIT_USAGE;
     }
+    int started_epochs = info.options.epochs;
     for (size_t i = 0; i < sizeof RESUMABLE / sizeof *RESUMABLE; i++) {
         const OptionSpec *s = options_find(RESUMABLE[i]);
         if (!options_given(given, s->name)) continue;
@@ -70,6 +71,10 @@ static int resume(const DistContext *dist, const Options *given, int argc, char 
         options_format(given, s, value, sizeof value);
         options_set(&info.options, s, value, err, sizeof err);
     }
+    if (info.options.epochs != started_epochs && !info.options.quiet)
+        printf("note: --epochs %d, started with %d: the learning-rate schedule changes from where the run "
+               "resumes, so `./train reproduce` (a new run with --epochs %d) will not match it\n", info.options.epochs,
+               started_epochs, started_epochs);
     rc = fit(dist, &info.options, info.data_path, given->resume_dir, 1, argc, argv, NULL, err, sizeof err);
     rundir_release(&dir);
     record_free(&info);

@@ -30,9 +30,13 @@ static int compare_traces(const char *dir, const char *out_dir) {
         printf("\n");
         int differing = traces_print(stdout, dir, a, n_a, out_dir, b, n_b, val_a && val_b, 1);
         int identical = differing == 0 && n_a == n_b && val_a == val_b;
-        if (identical) printf("\nidentical: all %d epochs match in loss, accuracy, F1 and learning rate\n", n_a);
-        else printf("\nDIFFERENT: %d of %d epochs differ; largest difference %.3g\n", differing, n_a > n_b ? n_a : n_b,
-                    max_trace_difference(a, b, n_a < n_b ? n_a : n_b));
+        if (identical)
+            printf("\nidentical: %s %d epoch%s match%s in loss, accuracy, F1 and learning rate\n", n_a == 1 ? "its" : "all",
+                   n_a, n_a == 1 ? "" : "s", n_a == 1 ? "es" : "");
+        else if (n_a != n_b)
+            printf("\nDIFFERENT: the recorded run has %d epochs, the reproduction %d\n", n_a, n_b);
+        else printf("\nDIFFERENT: %d of %d epochs differ; largest difference %.3g\n", differing, n_a,
+                    max_trace_difference(a, b, n_a));
         rc = identical ? EXIT_OK : EXIT_RUNTIME;
     }
     free(a);
@@ -52,6 +56,18 @@ int command_reproduce(const Options *o, int argc, char **argv) {
         fprintf(stderr, "error: cannot reproduce %s: %s\n", dir, why);
         return rc;
     }
+    /* a run resumed with a larger --epochs changed its learning-rate
+     * schedule on the way (run.json keeps the first --epochs) */
+    EpochRecord *recorded = NULL;
+    int has_val, n_recorded = traces_read(dir, &recorded, &has_val);
+    free(recorded);
+    if (n_recorded > info.options.epochs) {
+        fprintf(stderr, "error: cannot reproduce %s: it holds %d epochs, more than the --epochs %d it was started "
+                "with: a --resume with a larger --epochs stretched its learning-rate schedule from where it resumed, "
+                "and a new run does not replay that\n", dir, n_recorded, info.options.epochs);
+        record_free(&info);
+        return EXIT_USAGE;
+    }
     /* the new run's directory follows training's rule: refused when it holds a run, unless --overwrite */
     RunDirPolicy policy = {o->overwrite ? RUNDIR_OVERWRITE : RUNDIR_NEW, 0, NULL, stderr};
     RunDir claimed;
@@ -69,6 +85,14 @@ int command_reproduce(const Options *o, int argc, char **argv) {
     const char *out_dir = claimed.path;
     info.options.quiet = o->quiet;
     info.options.threads = o->threads;
+    /* a run that ended before its last epoch (--stop-after, an interrupt,
+     * early stopping) is reproduced as far as it went; --stop-after keeps
+     * the schedule of all --epochs */
+    if (n_recorded > 0 && n_recorded < info.options.epochs) {
+        info.options.stop_after = n_recorded;
+        printf("note: %s ended after epoch %d of %d; the reproduction stops there too\n", dir, n_recorded,
+               info.options.epochs);
+    }
     printf("reproducing %s into %s (recorded with version %s)\n", dir, out_dir, info.version ? info.version : "?");
     rc = fit(NULL, &info.options, info.data_path, out_dir, 0, argc, argv, NULL, err, sizeof err);
     record_free(&info);

@@ -485,10 +485,11 @@ int corpus_prepare(Corpus *c, const Options *o, const DistContext *dist, const c
     if ((rc = encode(dist, &c->train, c, c->max_len, &c->enc_train, "training", train_log, err, errlen))) return rc;
     if (o->max_len == 0) {
         double truncated = c->enc_train.n_truncated;
-        dist_sum_doubles(dist, &truncated, 1);
-        fprintf(log, "max-len auto: %d, the smallest multiple of %d holding %.0f%% of the training sequences "
-                "(at most %d); it truncates %.0f of %d\n", c->max_len, AUTO_MULTIPLE, 100 * AUTO_COVERAGE,
-                AUTO_MAX_LEN, truncated, c->train.total);
+        dist_sum_doubles(dist, &truncated, 1);   /* every rank takes part, quiet or not */
+        if (!o->quiet)
+            fprintf(log, "max-len auto: %d, the smallest multiple of %d holding %.0f%% of the training sequences "
+                    "(at most %d); it truncates %.0f of %d\n", c->max_len, AUTO_MULTIPLE, 100 * AUTO_COVERAGE,
+                    AUTO_MAX_LEN, truncated, c->train.total);
     }
     if (c->has_val && (rc = encode(dist, &c->val, c, c->max_len, &c->enc_val, "validation", log, err, errlen)))
         return rc;

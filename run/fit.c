@@ -108,6 +108,7 @@ static int allocate_buffers(Trainer *t) {
     t->rows = malloc(sizeof(int) * B);
     t->progress.history = realloc(t->progress.history, sizeof(EpochRecord) * (size_t)(t->o->epochs + 1));
     if (keep_best) t->best_params = malloc(sizeof(float) * t->model->n_params);
+    t->progress.best_kept = keep_best;
     /* with --patience the best epoch's weights are the model, as early stopping promises */
     t->swa_start = t->mlm || !t->corpus.has_val || keep_best ? 0 : schedule_swa_start(t->o->swa, t->o->epochs);
     if (t->swa_start > 0 || (!t->mlm && t->o->swa > 0.0)) {   /* a resumed state may hold an average */
@@ -222,10 +223,21 @@ static int resume_state(Trainer *t, char *err, size_t errlen) {
                    "epochs %d-%d is dropped\n", first, p->epochs_done);
         p->n_averaged = 0;
     }
-    if (t->best_params) {
+    if (t->best_params && p->best_kept == 0) {
+        /* --patience is new: the checkpoint holds the last epoch's weights or their average */
+        char from[96] = "the next epoch that ends";
+        if (state_restart_best(p))
+            snprintf(from, sizeof from, "epoch %d (val loss %.4f), the weights it ended with", p->best_epoch,
+                     p->best_val_loss);
+        memcpy(t->best_params, t->model->params, sizeof(float) * t->model->n_params);
+        if (!t->o->quiet)
+            printf("note: --patience is new on this resume and the earlier epochs' best weights were not kept: early "
+                   "stopping counts from %s\n", from);
+    } else if (t->best_params) {
         rundir_path(path, sizeof path, t->dir, "model.safetensors");
         if (model_read_weights(t->model, path, t->best_params, err, errlen) != 0) return ERR_INPUT;
     }
+    p->best_kept = t->best_params != NULL;
     return EXIT_OK;
 }
 
@@ -726,8 +738,8 @@ static int train_epochs(Trainer *t, char *err, size_t errlen) {
         int stop = 0;
         if ((rc = finish_epoch(t, epoch, now_seconds() - start, &stop, err, errlen)) != EXIT_OK) return rc;
         if (stop) {
-            printf("early stopping: val loss has not improved for %d epochs; restored the weights of epoch %d\n",
-                   o->patience, p->best_epoch);
+            printf("early stopping: val loss has not improved for %d epoch%s; restored the weights of epoch %d\n",
+                   o->patience, o->patience == 1 ? "" : "s", p->best_epoch);
             break;
         }
         int sig = agreed_stop(t);

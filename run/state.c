@@ -75,13 +75,16 @@ static int history_parse(TrainProgress *p, const char *text, int capacity) {
 /* The count of averaged epochs: a key of its own, absent from states
  * written before --swa existed (read as 0). */
 #define AVERAGED_KEY "averaged"
+/* Whether the checkpoint holds the best epoch's weights: absent from
+ * states written before it (read as -1, not known). */
+#define BEST_KEPT_KEY "best_kept"
 
 int state_save(const Model *m, const float *average, const TrainProgress *p, const char *dir, char *err,
                size_t errlen) {
     double v[N_COUNTERS];
     counters_get(p, v);
     char values[N_COUNTERS][40], averaged[24];
-    const char *keys[N_COUNTERS + 2], *vals[N_COUNTERS + 2];
+    const char *keys[N_COUNTERS + 3], *vals[N_COUNTERS + 3];
     for (int i = 0; i < N_COUNTERS; i++) {
         snprintf(values[i], sizeof values[i], "%.17g", v[i]);
         keys[i] = COUNTER_KEYS[i];
@@ -94,9 +97,11 @@ int state_save(const Model *m, const float *average, const TrainProgress *p, con
     snprintf(averaged, sizeof averaged, "%d", p->n_averaged);
     keys[N_COUNTERS + 1] = AVERAGED_KEY;
     vals[N_COUNTERS + 1] = averaged;
+    keys[N_COUNTERS + 2] = BEST_KEPT_KEY;
+    vals[N_COUNTERS + 2] = p->best_kept > 0 ? "1" : "0";
     char path[4096];
     rundir_path(path, sizeof path, dir, "state.safetensors");
-    int rc = model_save_state(m, p->n_averaged > 0 ? average : NULL, path, keys, vals, N_COUNTERS + 2, err, errlen);
+    int rc = model_save_state(m, p->n_averaged > 0 ? average : NULL, path, keys, vals, N_COUNTERS + 3, err, errlen);
     free(history);
     return rc == 0 ? EXIT_OK : ERR_RUNTIME;
 }
@@ -136,6 +141,10 @@ static int read_counters(const StFile *f, const char *path, TrainProgress *p, in
         return fail(err, errlen, ERR_INPUT, "%s: metadata '%s' is not a count of at most the %d epochs done", path,
                     AVERAGED_KEY, p->epochs_done);
     p->n_averaged = (int)averaged;
+    const char *kept = st_meta(f, BEST_KEPT_KEY);
+    if (kept && strcmp(kept, "0") != 0 && strcmp(kept, "1") != 0)
+        return fail(err, errlen, ERR_INPUT, "%s: metadata '%s' is '%s', not 0 or 1", path, BEST_KEPT_KEY, kept);
+    p->best_kept = kept ? kept[0] - '0' : -1;
     return EXIT_OK;
 }
 
@@ -153,4 +162,12 @@ int state_load(Model *m, float *average, TrainProgress *p, const char *dir, int 
         rc = ERR_INPUT;
     st_free(&f);
     return rc;
+}
+
+int state_restart_best(TrainProgress *p) {
+    int at_end = p->step_in_epoch == 0 && p->epochs_done > 0;
+    p->best_epoch = at_end ? p->epochs_done : 0;
+    p->best_val_loss = at_end ? p->history[p->epochs_done - 1].val_loss : 0.0;
+    p->bad_epochs = 0;
+    return at_end;
 }

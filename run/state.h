@@ -17,6 +17,8 @@ typedef struct {
     double loss_sum, correct, count, tokens, seconds;   /* the unfinished epoch so far */
     double best_val_loss;
     int best_epoch, bad_epochs;  /* early stopping */
+    int best_kept;               /* 1: model.safetensors holds best_epoch's weights (--patience), 0: the last
+                                  * epoch's or the average; -1: not known (a state written before the key) */
     int n_averaged;              /* --swa: epochs' end weights in the average so far */
     EpochRecord *history;        /* (n_history) finished epochs; room for the run's epochs */
     int n_history;
@@ -30,8 +32,14 @@ int state_save(const Model *m, const float *average, const TrainProgress *p, con
  * average, average (NULL: the run keeps none, and such a state is refused),
  * p->history getting room for at least capacity records. ERR_INPUT for a
  * missing or malformed file. A state written before --swa holds no count
- * and no average: n_averaged 0. */
+ * and no average: n_averaged 0; one written before best_kept: -1. */
 int state_load(Model *m, float *average, TrainProgress *p, const char *dir, int capacity, char *err,
                size_t errlen);
+
+/* Early stopping taken up by a resume when the state kept no best weights
+ * (best_kept 0): the count starts again at the epoch the state ended, whose
+ * weights are the model's (returns 1), or, for a state saved inside an
+ * epoch, at the next epoch to end (returns 0). */
+int state_restart_best(TrainProgress *p);
 
 #endif

@@ -101,6 +101,10 @@ fit "invalid UTF-8, char tokenizer" 2 "utf8\.tsv:7: invalid UTF-8" utf8.tsv --to
 fit "overlong UTF-8" 2 "overlong\.tsv:7: invalid UTF-8" overlong.tsv --tokenizer char
 { good; printf 'pos\tnul \0 byte\n'; } >nul.tsv
 fit "NUL byte" 2 "nul\.tsv:7: NUL byte" nul.tsv
+good | gzip -c >packed.tsv.gz
+fit "a gzip-compressed file" 2 "packed\.tsv\.gz: a gzip-compressed file, not text: .*<\(gzip -dc packed\.tsv\.gz\)" packed.tsv.gz
+{ printf '\x7f''ELF\x02\x01\x01\x00\x00\x00\r\n'; good; } >program.tsv
+fit "a binary file (NUL before a CR)" 2 "program\.tsv:1: NUL byte at byte column 8 \(a binary file" program.tsv
 { good; printf 'pos\t'; head -c 10000000 /dev/zero | tr '\0' a; printf '\n'; } >huge.tsv
 # refused as the limit is passed: the input is read as a stream that may never end
 fit "a 10 MB line" 2 "huge\.tsv:7: line is too long \(more than 1048576 bytes" huge.tsv

@@ -7,22 +7,25 @@
 source "$(dirname "$0")/lib.sh"
 TRAIN=${TRAIN:-./train}
 TINY=(--d-model 16 --heads 2 --d-ff 32 --layers 1 --epochs 1 --batch-size 16 --quiet)
+LOUD=(--d-model 16 --heads 2 --d-ff 32 --layers 1 --epochs 1 --batch-size 16)   # TINY without --quiet
 
 # Lengths known by construction: 99 texts of 5 words and 1 of 40, in word
 # tokens 7 and 42 with [CLS] and [SEP]. 99% of 100 is 99 texts, all of
 # length 7, so auto is 8 (the next multiple of 8) and truncates the long one.
 awk 'BEGIN { for (i = 0; i < 99; i++) print (i % 2 ? "a" : "b") "\tw" i % 7 " v" i % 5 " u" i % 3 " t s";
              s = "q"; for (j = 1; j < 40; j++) s = s " q"; print "a\t" s }' > "$tmp/lengths.tsv"
-out=$("$TRAIN" "$tmp/lengths.tsv" --tokenizer word --val-split 0 --out "$tmp/len" "${TINY[@]}" 2>&1)
+out=$("$TRAIN" "$tmp/lengths.tsv" --tokenizer word --val-split 0 --out "$tmp/len" "${LOUD[@]}" 2>&1)
 grep -q "max-len auto: 8, .*it truncates 1 of 100" <<<"$out" && pass "auto max-len: 8, one example truncated" \
     || fail "auto max-len on 99 x 7 and 1 x 42 tokens: $out"
+out=$("$TRAIN" "$tmp/lengths.tsv" --tokenizer word --val-split 0 --out "$tmp/len-quiet" "${TINY[@]}" 2>&1)
+grep -q "max-len auto" <<<"$out" && fail "--quiet still prints the max-len auto note: $out" || pass "--quiet: no max-len note"
 grep -aq '"max_len": *"8"' "$tmp/len/model.safetensors" \
     && pass "the checkpoint records the chosen max_len" || fail "model.safetensors does not hold max_len 8"
 
 # The cap: every text 300 words long gives 256.
 awk 'BEGIN { for (i = 0; i < 20; i++) { s = "w" i; for (j = 1; j < 300; j++) s = s " x"; print (i % 2 ? "a" : "b") "\t" s } }' \
     > "$tmp/long.tsv"
-out=$("$TRAIN" "$tmp/long.tsv" --tokenizer word --val-split 0 --out "$tmp/long" "${TINY[@]}" 2>&1)
+out=$("$TRAIN" "$tmp/long.tsv" --tokenizer word --val-split 0 --out "$tmp/long" "${LOUD[@]}" 2>&1)
 grep -q "max-len auto: 256, " <<<"$out" && pass "auto max-len is capped at 256" || fail "300-word texts: $out"
 
 # bpe by default; learning gives the same merges (and model) at 1 and 2 threads.

@@ -36,6 +36,29 @@ for threads in 1 2; do
 done
 grep -q 'Epoch' "$tmp/re1.txt" && pass "reproduce prints the traces side by side" || fail "no side-by-side trace"
 
+# a run stopped after epoch 1 of 3 (never resumed) is reproduced as far as it went
+$TRAIN "$tmp/data.tsv" --out "$tmp/stopped" "${TINY[@]}" --threads 1 --stop-after 1 --quiet > /dev/null || fail "stopped run"
+$TRAIN reproduce "$tmp/stopped" --out "$tmp/re-stopped" --threads 1 > "$tmp/re-stopped.txt" 2>&1
+rc=$?
+if [ $rc -eq 0 ] && grep -q "ended after epoch 1 of 3; the reproduction stops there too" "$tmp/re-stopped.txt" &&
+    grep -q '^identical: its 1 epoch matches' "$tmp/re-stopped.txt" &&
+    cmp -s <(cut -d, -f1-7 "$tmp/stopped/metrics.csv") <(cut -d, -f1-7 "$tmp/re-stopped/metrics.csv"); then
+    pass "a run stopped after epoch 1 of 3: reproduced to epoch 1, identical"
+else
+    fail "reproducing a stopped run: exit $rc"; tail -n 6 "$tmp/re-stopped.txt"
+fi
+# resumed with a larger --epochs: noted when resuming; reproduce says why it cannot, exit 2, no directory made
+$TRAIN --resume "$tmp/stopped" --epochs 4 --threads 1 > "$tmp/longer.txt" 2>&1 || fail "resume with --epochs 4"
+$TRAIN reproduce "$tmp/stopped" --out "$tmp/re-longer" > "$tmp/re-longer.txt" 2>&1
+rc=$?
+if grep -q "^note: --epochs 4, started with 3: the learning-rate schedule changes" "$tmp/longer.txt" && [ $rc -eq 2 ] &&
+    grep -q "cannot reproduce .*: it holds 4 epochs, more than the --epochs 3 it was started with" "$tmp/re-longer.txt" &&
+    [ ! -e "$tmp/re-longer" ]; then
+    pass "a run resumed with a larger --epochs: a note on resuming; reproduce refuses it (exit 2) and says why"
+else
+    fail "a run resumed with a larger --epochs: reproduce exit $rc: $(cat "$tmp/re-longer.txt") / $(grep note "$tmp/longer.txt")"
+fi
+
 # a reproduction that differs is reported with its first differing epoch, exit 1
 sed -i '3s/^\([0-9]*\),[0-9.]*/\1,9.999999/' "$tmp/a/metrics.csv"
 $TRAIN reproduce "$tmp/a" --out "$tmp/re-diff" > "$tmp/re-diff.txt" 2>&1

@@ -80,6 +80,28 @@ PAT=("$tmp/small.tsv" "${TINY[@]}" --batch-size 8 --epochs 8 --lr 0.01 --patienc
     fail "patience run stopped after 3 and resumed failed"
 expect_same_run "$tmp/pat_full" "$tmp/pat" "--patience 2: stop after 3, resume"
 
+# --patience first given on resume: the weights of the epochs before were
+# not kept (the run's best epoch here is 1, its model epoch 6's weights), so
+# early stopping counts from the last one; the weights it says it restored
+# are the model (the final report's validation loss is that epoch's in
+# metrics.csv).
+NOPAT=("$tmp/small.tsv" "${TINY[@]}" --batch-size 8 --swa 0 --threads 1)
+"$TRAIN" "${NOPAT[@]}" --epochs 6 --out "$tmp/newpat" >/dev/null &&
+    "$TRAIN" --resume "$tmp/newpat" --epochs 10 --patience 1 --threads 1 >"$tmp/newpat.txt" 2>&1 ||
+    fail "--patience on resume: a run failed"
+best_before=$(awk -F, 'NR > 1 && NR <= 7 && (best == "" || $4 < best) { best = $4; e = $1 } END { print e }' "$tmp/newpat/metrics.csv")
+restored=$(sed -n 's/^early stopping: .*restored the weights of epoch \([0-9]*\)$/\1/p' "$tmp/newpat.txt")
+final_loss=$(sed -n 's/^validation ([0-9]* examples, loss \([0-9.]*\))$/\1/p' "$tmp/newpat.txt")
+epoch_loss=$(awk -F, -v e="$restored" 'NR > 1 && $1 == e { printf "%.4f", $4 }' "$tmp/newpat/metrics.csv")
+if [ "$best_before" = 6 ]; then
+    fail "--patience new on resume: the first 6 epochs' best is the last, so this case tests nothing (change the data)"
+elif grep -q "^note: --patience is new on this resume.*counts from epoch 6 " "$tmp/newpat.txt" && [ -n "$restored" ] &&
+    [ "$restored" -ge 6 ] && [ -n "$final_loss" ] && [ "$final_loss" = "$epoch_loss" ]; then
+    pass "--patience new on resume (best before: epoch $best_before, not kept): counts from epoch 6, restores epoch $restored, whose val loss ($epoch_loss) the model has"
+else
+    fail "--patience new on resume: restored epoch '$restored', model's val loss '$final_loss', that epoch's '$epoch_loss': $(grep -E '^(note|early)' "$tmp/newpat.txt")"
+fi
+
 # A finished run resumed again has nothing to do and keeps its files.
 cp "$tmp/full/model.safetensors" "$tmp/model.before"
 if "$TRAIN" --resume "$tmp/full" --quiet --threads 1 >"$tmp/out.txt" 2>&1 && grep -q "nothing to train" "$tmp/out.txt" &&

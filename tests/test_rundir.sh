@@ -259,6 +259,32 @@ for bin in "$TRAIN" "$ASAN"; do
             pass "$name: --resume of a run trained on a FIFO: exit 2, '$(first_line "regular file" | cut -c 1-90)...'"
     fi
 
+    # Ctrl-C while a pipe has nothing to give: the read is cut short, the
+    # run says it trained nothing and exits 130 (not a read error, exit 1).
+    mkfifo silent
+    sleep 60 >silent &
+    writer=$!
+    "$bin" silent "${TINY[@]}" --epochs 1 --out quiet-pipe >/dev/null 2>silent.err &
+    pid=$!
+    if wait_for quiet-pipe/.lock "pid $pid " "$pid"; then
+        sleep 0.3   # from the lock to the blocking read
+        kill -INT "$pid"
+        wait "$pid"
+        rc=$?
+        sanitizer_clean "$name: Ctrl-C on a silent pipe" silent.err
+        if [ "$rc" -eq 130 ] && grep -q "silent:1: interrupted by a signal while reading the data, before training began; nothing was trained" silent.err &&
+            [ ! -e quiet-pipe/run.json ] && [ ! -e quiet-pipe/.lock ]; then
+            pass "$name: Ctrl-C while a pipe is silent: exit 130, 'nothing was trained', no run files and no lock left"
+        else
+            fail "$name: Ctrl-C while a pipe is silent: exit $rc: $(cat silent.err); $(ls quiet-pipe 2>&1)"
+        fi
+    else
+        fail "$name: the run on a silent pipe never locked its directory: $(cat silent.err)"
+        kill "$pid" 2>/dev/null
+    fi
+    kill "$writer" 2>/dev/null
+    wait "$writer" 2>/dev/null
+
     # The same in the middle of training.
     "$bin" data.tsv "${TINY[@]}" --epochs 40 --out busy2 >/dev/null 2>busy2.err &
     pid=$!

@@ -117,6 +117,10 @@ static int reader_next_file(LineReader *r, const char **line, size_t *len, int *
             r->chunk_pos = 0;
             sha256_update(&r->hash, r->chunk, r->chunk_len);
             if (r->chunk_len == 0) {
+                /* a stop signal (Ctrl-C) while a pipe had nothing to give */
+                if (ferror(r->fp) && errno == EINTR)
+                    return fail(err, errlen, EXIT_INTERRUPTED, "%s:%d: interrupted by a signal while reading the data, "
+                                "before training began; nothing was trained", r->path, r->line_no + 1);
                 if (ferror(r->fp))
                     return fail(err, errlen, ERR_RUNTIME, "%s:%d: read error: %s", r->path, r->line_no + 1,
                                 strerror(errno));
@@ -342,19 +346,39 @@ static int is_comment(const char *s, size_t n) {
     return i < n && s[i] == '#';
 }
 
+/* A compressed format a data file may be by mistake, known by its first bytes. */
+typedef struct {
+    const char *magic;
+    size_t len;
+    const char *name, *unpack;   /* the format, and the command that writes the text to stdout */
+} Packing;
+
+static const Packing *packing_of(const char *s, size_t n) {
+    static const Packing known[] = {{"\x1F\x8B", 2, "gzip", "gzip -dc"}, {"BZh", 3, "bzip2", "bzip2 -dc"},
+                                    {"\xFD" "7zXZ", 5, "xz", "xz -dc"}, {"\x28\xB5\x2F\xFD", 4, "zstd", "zstd -dc"},
+                                    {"PK\x03\x04", 4, "zip", "unzip -p"}};
+    for (size_t i = 0; i < sizeof known / sizeof *known; i++)
+        if (n >= known[i].len && memcmp(s, known[i].magic, known[i].len) == 0) return &known[i];
+    return NULL;
+}
+
 static int parse_line(Parser *p, const char *s, size_t n) {
     int line_no = p->reader.line_no;
+    const Packing *packed = line_no == 1 ? packing_of(s, n) : NULL;
+    if (packed)
+        return fail(p->err, p->errlen, ERR_INPUT, "%s: a %s-compressed file, not text: decompress it first, or read "
+                    "it through a pipe: ./train <(%s %s)", p->path, packed->name, packed->unpack, p->path);
     if (line_no == 1 && n >= 3 && memcmp(s, "\xEF\xBB\xBF", 3) == 0) { s += 3; n -= 3; }   /* BOM */
     if (n && s[n - 1] == '\r') n--;                                                          /* CRLF */
+    const char *nul = memchr(s, '\0', n);
+    if (nul)
+        return fail(p->err, p->errlen, ERR_INPUT, "%s:%d: NUL byte at byte column %zu%s", p->path, line_no,
+                    (size_t)(nul - s) + 1, line_no == 1 ? " (a binary file, not TSV/CSV text?)" : "");
     /* a carriage return inside the first line: lines that end with CR alone
      * (classic Mac OS), which would be read as one long line */
     if (line_no == 1 && memchr(s, '\r', n))
         return fail(p->err, p->errlen, ERR_INPUT, "%s:1: a carriage return inside the line: the file's lines seem to "
                     "end with CR alone; convert them first, e.g. tr '\\r' '\\n' < %s > fixed.tsv", p->path, p->path);
-    const char *nul = memchr(s, '\0', n);
-    if (nul)
-        return fail(p->err, p->errlen, ERR_INPUT, "%s:%d: NUL byte at byte column %zu", p->path, line_no,
-                    (size_t)(nul - s) + 1);
     size_t bad = utf8_invalid_at((const unsigned char *)s, n);
     if (bad < n)
         return fail(p->err, p->errlen, ERR_INPUT, "%s:%d: invalid UTF-8 at byte column %zu", p->path, line_no,
