@@ -90,8 +90,8 @@ static int encode(const DistContext *dist, const TextDataset *d, const Corpus *c
     dist_sum_doubles(dist, &truncated, 1);
     int n = d->total;
     if (truncated > 0 && log)
-        fprintf(log, "note: %.0f of %d %s example%s longer than --max-len %d and %s truncated\n", truncated, n, what,
-                n == 1 ? " is" : "s are", max_len, truncated == 1 ? "was" : "were");
+        fprintf(log, "note: %.0f of %d %s example%s %s longer than --max-len %d and %s truncated\n", truncated, n, what,
+                n == 1 ? "" : "s", truncated == 1 ? "is" : "are", max_len, truncated == 1 ? "was" : "were");
     return 0;
 }
 
@@ -257,8 +257,7 @@ static int shared_split(const DistContext *dist, const TextDataset *all, const L
         if (n_val < 0)
             rc = fail(err, errlen, ERR_RUNTIME, "%s: out of memory", all->path);
         else if (n_val == 0)
-            rc = fail(err, errlen, ERR_INPUT, "%s: cannot split off validation: no label has 2 or more examples",
-                      all->path);
+            rc = fail(err, errlen, ERR_INPUT, "%s: " SPLIT_NONE_WHY, all->path);
         else if (dataset_subset(all, is_val + all->first, 0, train) || dataset_subset(all, is_val + all->first, 1, val))
             rc = fail(err, errlen, ERR_RUNTIME, "%s: out of memory", all->path);
         if (rc == EXIT_OK) {   /* where this rank's shares of the two parts start, and their sizes */
@@ -281,10 +280,11 @@ static int shared_split(const DistContext *dist, const TextDataset *all, const L
     return rc;
 }
 
-/* Labels that look like text: more classes than half the examples. Said
+/* Labels that look like text: more classes than half the examples (of 10
+ * or more: two examples of two classes are a plausible tiny dataset). Said
  * before the validation split, which such data would make fail. */
 static void warn_label_column(const LabelSet *labels, const TextDataset *all, FILE *log) {
-    if (labels->n > all->total / 2)
+    if (all->total >= 10 && labels->n > all->total / 2)
         fprintf(log, "warning: the label column holds %d distinct values for %d examples: are the columns swapped? "
                 "(each line is label<TAB>text)\n", labels->n, all->total);
     corpus_warn_header(all, labels, log);
@@ -306,6 +306,9 @@ static void warn_setup(const DistContext *dist, const Corpus *c, const Options *
         fprintf(log, "warning: %.0f%% of the validation tokens are [UNK] (unseen in training): ", 100 * unk);
         if (o->init_dir && *o->init_dir)   /* the vocabulary is the pretrain run's, and --init fixes it */
             fprintf(log, "the vocabulary is that of --init %s: pretrain on text closer to this data\n", o->init_dir);
+        else if (c->vocab.bpe && c->vocab.size < o->vocab_size)   /* the cap was not reached: it does not bind */
+            fprintf(log, "the vocabulary (%d tokens) is all the training text yields below --vocab-size %d; give more "
+                    "training text\n", c->vocab.size, o->vocab_size);
         else if (c->vocab.bpe)
             fprintf(log, "raise --vocab-size (now %d), or give more training text\n", o->vocab_size);
         else if (strcmp(o->tokenizer, "char") == 0)
@@ -555,5 +558,31 @@ int corpus_class_weights(const Corpus *c, const Options *o, const DistContext *d
     for (int k = 0; k < C; k++) w[k] = counts[k] ? (float)(n / ((double)C * counts[k])) : 0.0f;
     free(counts);
     *weights = w;
+    return 0;
+}
+
+int corpus_observation(const Corpus *c, const DistContext *dist, ObservationContext *o, double **stats) {
+    const EncodedDataset *measured = c->has_val ? &c->enc_val : &c->enc_train;
+    int n_measured = c->has_val ? c->val.total : c->train.total;
+    int C = c->labels.n;
+    double *counts = malloc(sizeof(double) * (C ? C : 1));
+    *stats = calloc((size_t)3 * C, sizeof **stats);
+    if (!counts || !*stats || corpus_class_counts(c, dist, measured, counts) != 0) {
+        free(counts);
+        return -1;
+    }
+    o->n_classes = C;
+    o->n_measured = n_measured;
+    o->class_names = (const char *const *)c->labels.names;
+    double *share = *stats + 2 * C;
+    for (int k = 0; k < C; k++) {
+        share[k] = n_measured ? counts[k] / n_measured : 0.0;
+        if (share[k] > o->majority_rate) {
+            o->majority_rate = share[k];
+            o->majority_name = c->labels.names[k];
+        }
+    }
+    o->share = share;
+    free(counts);
     return 0;
 }

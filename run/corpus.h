@@ -6,6 +6,7 @@
 
 #include <stdio.h>
 
+#include "report/epoch_table.h"
 #include "text/encode.h"
 #include "run/dist.h"
 #include "run/options.h"
@@ -34,6 +35,12 @@ void corpus_free(Corpus *c);
 /* Examples per class of d (a rank's share of one of c's sets) summed over
  * the ranks into counts (C). 0, or -1 out of memory. */
 int corpus_class_counts(const Corpus *c, const DistContext *dist, const EncodedDataset *d, double *counts);
+/* The epoch observation's context (the classes of the measured set: the
+ * validation set, or the training set without one) into o, with *stats
+ * allocated (3, C): precision and recall, which each epoch fills in, and
+ * each class's share of the measured set, which o->share points to.
+ * 0, or -1 when out of memory. */
+int corpus_observation(const Corpus *c, const DistContext *dist, ObservationContext *o, double **stats);
 /* With --class-weights balanced, *weights = (C) w_c = n / (C * n_c) over the
  * training set (0 for a class it lacks); otherwise NULL. 0, or -1 out of
  * memory. */

@@ -132,36 +132,6 @@ static int allocate_buffers(Trainer *t) {
            (t->best_params || !keep_best) ? 0 : -1;
 }
 
-/* The observation's context: the classes of the measured set (validation,
- * or training without it); per-class precision and recall come each epoch. */
-static int prepare_observation(Trainer *t) {
-    const Corpus *c = &t->corpus;
-    const EncodedDataset *measured = c->has_val ? &c->enc_val : &c->enc_train;
-    int n_measured = c->has_val ? c->val.total : t->n_train;
-    int C = c->labels.n;
-    double *counts = malloc(sizeof(double) * (C ? C : 1));
-    t->class_stats = calloc((size_t)3 * C, sizeof *t->class_stats);
-    if (!counts || !t->class_stats || corpus_class_counts(&t->corpus, t->dist, measured, counts) != 0) {
-        free(counts);
-        return -1;
-    }
-    ObservationContext *o = &t->observe;
-    o->n_classes = C;
-    o->n_measured = n_measured;
-    o->class_names = (const char *const *)c->labels.names;
-    double *share = t->class_stats + 2 * C;
-    for (int k = 0; k < C; k++) {
-        share[k] = n_measured ? counts[k] / n_measured : 0.0;
-        if (share[k] > o->majority_rate) {
-            o->majority_rate = share[k];
-            o->majority_name = c->labels.names[k];
-        }
-    }
-    o->share = share;
-    free(counts);
-    return 0;
-}
-
 static void trainer_free(Trainer *t) {
     free(t->class_stats);
     corpus_free(&t->corpus);
@@ -314,13 +284,19 @@ static int prepare(Trainer *t, const char *data_path, int resume, int argc, char
     int rc;
     if (resume && (rc = resume_check_data(t, err, errlen)) != EXIT_OK) return rc;
     if (!resume && (rc = find_piped(t, data_path, err, errlen)) != EXIT_OK) return rc;
+    /* the model's options alone, before the data is read (a vocabulary and length the data cannot undercut) */
+    ModelConfig least;
+    if ((rc = options_model_config(t->o, N_SPECIAL_TOKENS + 1, t->mlm ? 0 : 2, t->o->max_len > 0 ? t->o->max_len : 3,
+                                   &least, err, errlen)) != EXIT_OK || (rc = saved_model_check_memory(&least, 1, err, errlen)))
+        return rc;
     if ((rc = corpus_prepare(&t->corpus, t->o, t->dist, data_path, stdout, err, errlen)) != EXIT_OK) return rc;
     t->n_train = t->corpus.train.total;
     if ((rc = build_model(t, err, errlen)) != EXIT_OK) return rc;
     t->steps_per_epoch = (t->n_train + t->o->batch_size - 1) / t->o->batch_size;
     t->total_steps = (long)t->o->epochs * t->steps_per_epoch;
     t->warmup_steps = schedule_warmup_steps(t->o->warmup, t->total_steps);
-    if (corpus_class_weights(&t->corpus, t->o, t->dist, &t->class_weights) != 0 || allocate_buffers(t) != 0 || prepare_observation(t) != 0)
+    if (corpus_class_weights(&t->corpus, t->o, t->dist, &t->class_weights) != 0 || allocate_buffers(t) != 0 ||
+        corpus_observation(&t->corpus, t->dist, &t->observe, &t->class_stats) != 0)
         return fail(err, errlen, ERR_RUNTIME, "out of memory");
     if (t->dist->size > 1 && !(t->reducer = dist_reducer_create(t->dist, t->model->n_params, err, errlen)))
         return ERR_RUNTIME;

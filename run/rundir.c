@@ -234,7 +234,9 @@ static int claim_one(RunDir *rd, const char *dir, const RunDirPolicy *policy, in
     find_markers(dir, policy->markers ? policy->markers : OUTPUTS, why, why_len);
     if (!why[0]) return EXIT_OK;
     if (policy->mode == RUNDIR_OVERWRITE) {
-        if (policy->log) fprintf(policy->log, "note: --overwrite: the run in %s (%s) is replaced\n", dir, why);
+        if (policy->log)
+            fprintf(policy->log, "note: --overwrite: the run in %s (%s) will be replaced once the new data is read; "
+                    "until then (and if this run fails before) it stays as it is\n", dir, why);
         return EXIT_OK;
     }
     rundir_release(rd);

@@ -115,9 +115,20 @@ static void model_file_path(const char *path, char *buf, size_t len) {
  * checkpoint, whose damage the full check then names. */
 static int check_is_checkpoint(const char *path, const char *file, char *err, size_t errlen) {
     struct stat st;
-    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode) && stat(file, &st) != 0)
+    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode) && stat(file, &st) != 0) {
+        /* a run that has not finished an epoch yet: run.json, perhaps a state */
+        char record[4096], state[4096];
+        rundir_path(record, sizeof record, path, "run.json");
+        rundir_path(state, sizeof state, path, "state.safetensors");
+        if (stat(record, &st) == 0 && stat(state, &st) == 0)
+            return fail(err, errlen, ERR_INPUT, "%s: this run has no model yet: it was stopped inside its first epoch; "
+                        "continue it with ./train --resume %s", path, path);
+        if (stat(record, &st) == 0)
+            return fail(err, errlen, ERR_INPUT, "%s: this run has no model: it stopped before its first epoch ended, "
+                        "with nothing to resume; train it again (with --overwrite into the same directory)", path);
         return fail(err, errlen, ERR_INPUT, "%s: not a run directory or checkpoint: it holds no model.safetensors "
                     "(--model takes a training run's directory or its model.safetensors)", path);
+    }
     FILE *f = fopen(file, "rb");
     if (!f) return EXIT_OK;   /* the loader names the error */
     unsigned char head[8];

@@ -101,6 +101,9 @@ fit "invalid UTF-8, char tokenizer" 2 "utf8\.tsv:7: invalid UTF-8" utf8.tsv --to
 fit "overlong UTF-8" 2 "overlong\.tsv:7: invalid UTF-8" overlong.tsv --tokenizer char
 { good; printf 'pos\tnul \0 byte\n'; } >nul.tsv
 fit "NUL byte" 2 "nul\.tsv:7: NUL byte" nul.tsv
+printf 'pos\tgood\nneg\tbad\n' >two.tsv
+fit "one example of each label: no validation to split off" 2 "two\.tsv: cannot split off validation: .*--val FILE, or --val-split 0" two.tsv
+grep -q "columns swapped" "$tmp/out.txt" && fail "two examples of two labels were taken for swapped columns: $(cat "$tmp/out.txt")"
 good | gzip -c >packed.tsv.gz
 fit "a gzip-compressed file" 2 "packed\.tsv\.gz: a gzip-compressed file, not text: .*<\(gzip -dc packed\.tsv\.gz\)" packed.tsv.gz
 { printf '\x7f''ELF\x02\x01\x01\x00\x00\x00\r\n'; good; } >program.tsv
@@ -143,6 +146,18 @@ done
 
 # ------------------------------------------------------------- options
 fit "d-model not divisible by heads" 2 "--d-model 18 is not divisible by --heads 4" good.tsv --d-model 18 --heads 4
+# the model's options are checked before the data is read: a FIFO nobody
+# writes to would block the open forever (timeout: the command hung)
+mkfifo nowriter
+for bin in "$TRAIN" "$ASAN"; do
+    timeout -s KILL 60 "$bin" nowriter "${TINY[@]}" --heads 3 --out "$tmp/run_nowriter" >/dev/null 2>"$tmp/err.txt"
+    rc=$?
+    if [ $rc -eq 2 ] && grep -q "not divisible by --heads 3" "$tmp/err.txt"; then
+        pass "$(basename "$bin"): --heads 3 refused before the data is read (a FIFO with no writer): exit 2"
+    else
+        fail "$(basename "$bin"): --heads 3 with unread data: exit $rc (137: it waited for the data), $(cat "$tmp/err.txt")"
+    fi
+done
 fit "odd d-model with sinusoidal PE" 2 "--d-model 15 is odd; sinusoidal" good.tsv --d-model 15 --heads 3
 for opt in d-model heads layers d-ff max-len batch-size epochs; do
     fit "--$opt 0" 2 "--$opt: 0 is out of range" good.tsv "--$opt" 0
@@ -234,6 +249,14 @@ case_run "checkpoint: no run there" 2 "nothing: No such file" predict --model "$
 case_run "checkpoint: the run's state file given as --model" 2 \
     "state\.safetensors: a training state \(Adam moments and progress, for --resume\), not a model" \
     predict --model "$(dirname "$MODEL")/state.safetensors" x
+# a run stopped inside its first epoch: run.json and a state, no model yet; then without the state
+mkdir -p "$tmp/half"
+cp "$(dirname "$MODEL")/run.json" "$(dirname "$MODEL")/state.safetensors" "$tmp/half/"
+case_run "checkpoint: a run stopped inside its first epoch" 2 "half: this run has no model yet: .*--resume .*half" \
+    predict --model "$tmp/half" x
+rm "$tmp/half/state.safetensors"
+case_run "checkpoint: a run stopped before its first epoch, no state" 2 \
+    "half: this run has no model: it stopped before its first epoch ended, with nothing to resume" eval --model "$tmp/half" good.tsv
 { printf '\xff\xff\xff\xff\xff\xff\xff\xff'; tail -c +9 "$MODEL"; } >"$tmp/cut"
 bad_model "header size 2^64 - 1" "model\.safetensors: header size 18446744073709551615 is larger" "$tmp/cut"
 

@@ -183,7 +183,9 @@ for bin in "$TRAIN" "$ASAN"; do
     # old outputs included (report.txt of the finished run), other files stay.
     printf 'no tab here\n' >bad.tsv
     expect "--overwrite with bad data" 2 "bad\.tsv:1: no tab" bad.tsv "${TINY[@]}" --out first --overwrite &&
-        verify "--overwrite with bad data changed the run" [ "$(snapshot first)" = "$before" ] && pass "$name: --overwrite with bad data: exit 2, the run untouched"
+        verify "--overwrite with bad data changed the run" [ "$(snapshot first)" = "$before" ] &&
+        verify "--overwrite with bad data: no note that the run is replaced only once the data is read" grep -q "will be replaced once the new data is read" "$err" &&
+        pass "$name: --overwrite with bad data: exit 2, the run untouched, as the note said it might be"
     echo "keep me" >first/notes.txt
     expect "--overwrite" 0 "overwrite: the run in first" data.tsv "${TINY[@]}" --epochs 3 --stop-after 1 --lr 0.01 \
         --out first --overwrite &&

@@ -103,7 +103,7 @@ int dataset_split(const TextDataset *all, double frac, uint64_t seed, TextDatase
     if (n_val < 0)
         rc = fail(err, errlen, ERR_RUNTIME, "%s: out of memory", path);
     else if (n_val == 0)
-        rc = fail(err, errlen, ERR_INPUT, "%s: cannot split off validation: no label has 2 or more examples", path);
+        rc = fail(err, errlen, ERR_INPUT, "%s: " SPLIT_NONE_WHY, path);
     else if (dataset_subset(all, is_val, 0, train) || dataset_subset(all, is_val, 1, val))
         rc = fail(err, errlen, ERR_RUNTIME, "%s: out of memory", path);
     if (rc) {

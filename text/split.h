@@ -9,6 +9,10 @@
 
 #include "text/dataset.h"
 
+/* Why a split found nothing to take (after "PATH: "), with what fixes it. */
+#define SPLIT_NONE_WHY "cannot split off validation: no label has 2 or more examples; give --val FILE, or " \
+                       "--val-split 0 to train without validation"
+
 /* Stratified, seeded split: about frac of each class goes to val (at least one
  * example of a class with 2 or more). Examples are copied; both parts keep
  * the source's sha256 and lines. */
