@@ -645,6 +645,12 @@ int command_trace(const Options *o, int argc, char **argv) {
         free(text);
         return EXIT_USAGE;
     }
+    if (png_len > 0 && stat(o->png_dir, &png_st) == 0 && !S_ISDIR(png_st.st_mode)) {   /* as --out is refused */
+        fprintf(stderr, "error: --png %s: it exists and is not a folder; --png names a folder for the pictures "
+                        "(give a new or existing folder)\n", o->png_dir);
+        free(text);
+        return EXIT_USAGE;
+    }
     Trace tr;
     memset(&tr, 0, sizeof tr);
     tr.text = text;

@@ -1,9 +1,11 @@
 /* corpus.c: reads and encodes the data of a training run (see corpus.h). */
 #include "run/corpus.h"
 
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "base/strmap.h"
 #include "run/saved_model.h"
@@ -290,6 +292,60 @@ static void warn_label_column(const LabelSet *labels, const TextDataset *all, FI
     corpus_warn_header(all, labels, log);
 }
 
+/* A label with one example where another has 10 or more (a typo, or a
+ * header row read as an example; at most 3 such labels: a long tail of
+ * rare classes is no mistake), and labels that differ only in case or
+ * surrounding quotes: each becomes a class of its own, so it is said.
+ * Counts are over all ranks (every rank runs the same collectives). */
+static void warn_odd_labels(const DistContext *dist, const LabelSet *labels, const TextDataset *all, FILE *log) {
+    int C = labels->n, shown = 0, single = 0;
+    double *counts = calloc((size_t)C, sizeof *counts), most = 0;
+    if (!counts) return;
+    for (int i = 0; i < all->n; i++) counts[labels_index(labels, all->examples[i].label)] += 1;
+    dist_sum_doubles(dist, counts, C);
+    for (int k = 0; k < C; k++) {
+        most = counts[k] > most ? counts[k] : most;
+        single += counts[k] == 1;
+    }
+    for (int k = 0; k < C && most >= 10 && single <= 3; k++) {
+        if (counts[k] != 1) continue;
+        const Example *e = NULL;
+        for (int i = 0; i < all->n && !e; i++)
+            if (strcmp(all->examples[i].label, labels->names[k]) == 0) e = &all->examples[i];
+        int line = dist_max_int(dist, e ? e->line : 0);
+        if (!log) continue;
+        fprintf(log, "warning: %s:%d: label '%s' has this one example, where another has %.0f: a typo", all->path, line,
+                labels->names[k], most);
+        if (line == 1 && e)   /* the header's fields are the example's label and text */
+            fprintf(log, ", or a header row (then give --label-column '%s' --text-column '%s')", e->label, e->text);
+        fprintf(log, "? It is a class of its own\n");
+    }
+    free(counts);
+    for (int a = 0; a < C && C <= 1000 && log; a++)
+        for (int b = a + 1; b < C; b++) {
+            const char *x = labels->names[a], *y = labels->names[b];
+            size_t nx = strlen(x), ny = strlen(y);
+            if (nx >= 2 && x[0] == '"' && x[nx - 1] == '"') { x++; nx -= 2; }
+            if (ny >= 2 && y[0] == '"' && y[ny - 1] == '"') { y++; ny -= 2; }
+            if (nx == ny && strncasecmp(x, y, nx) == 0 && shown++ < 6)
+                fprintf(log, "warning: %s: labels '%s' and '%s' differ only in case or quotes; they are two classes\n",
+                        all->path, labels->names[a], labels->names[b]);
+        }
+}
+
+/* Lines whose text held a tab: another column glued to the text? Counted
+ * over the ranks, the first line the smallest of theirs. */
+static void warn_tabbed(const DistContext *dist, const TextDataset *all, FILE *log) {
+    double tabbed = all->tabbed;
+    dist_sum_doubles(dist, &tabbed, 1);
+    int first = -dist_max_int(dist, all->tabbed ? -all->first_tabbed : INT_MIN);
+    if (tabbed > 0 && log)
+        fprintf(log, "warning: %s: %.0f line%s more than one tab (first: line %d); the text is all after the first "
+                "tab, later tabs read as spaces. If the file has more columns, give it a header row naming them "
+                "(with 'label' and 'text', or --label-column and --text-column)\n", all->path, tabbed,
+                tabbed == 1 ? " holds" : "s hold", first);
+}
+
 void corpus_warn_header(const TextDataset *data, const LabelSet *labels, FILE *log) {
     if (data->header_label && labels_index(labels, data->header_label) >= 0)
         fprintf(log, "warning: %s: the header row names the label column '%s', which is also a label of the data: "
@@ -331,6 +387,14 @@ static void warn_setup(const DistContext *dist, const Corpus *c, const Options *
     if (o->lr == 0.0)
         fprintf(log, "warning: --lr 0 leaves the weights as they start: nothing is learned (AdamW's weight decay is "
                 "scaled by the learning rate too)\n");
+    long total_steps = (long)o->epochs * ((c->train.total + o->batch_size - 1) / o->batch_size);
+    if (o->warmup >= 1.0 && schedule_warmup_steps(o->warmup, total_steps) == total_steps)
+        fprintf(log, "warning: --warmup %.0f steps is all of the run's %ld: the learning rate only climbs and never "
+                "reaches --lr %g (give fewer steps, or a fraction such as 0.1)\n", o->warmup, total_steps, o->lr);
+    if (o->accum_steps > 1 && o->accum_steps * dist->size > o->batch_size)
+        fprintf(log, "warning: --accum-steps %d splits a batch of %d%s into more parts than it has examples: each "
+                "micro-batch holds one example, as with --accum-steps %d\n", o->accum_steps, o->batch_size,
+                dist->size > 1 ? " over the ranks" : "", o->batch_size / dist->size > 1 ? o->batch_size / dist->size : 1);
     int bpe_dropout_given = options_given(o, "bpe-dropout") && o->bpe_dropout > 0.0;
     if (bpe_dropout_given && !c->vocab.bpe)
         fprintf(log, "warning: --bpe-dropout has no effect with --tokenizer %s (it splits bpe subwords; give "
@@ -429,7 +493,11 @@ static int read_train(const DistContext *dist, Corpus *c, const Options *o, cons
         dataset_free(&all);
         return rc;
     }
-    if (!pretrain) warn_label_column(&classes, &all, log);
+    if (!pretrain) {
+        warn_label_column(&classes, &all, log);
+        warn_odd_labels(dist, &classes, &all, log);
+        warn_tabbed(dist, &all, log);
+    }
     if (!(o->val_path && *o->val_path) && o->val_split > 0) {
         rc = shared_split(dist, &all, &classes, o->val_split, (uint64_t)o->seed, &c->train, &c->val, err, errlen);
         dataset_free(&all);

@@ -409,6 +409,7 @@ void options_help_line(FILE *out, const OptionSpec *s) {
     const char *meta = s->kind == OPT_FLAG ? "" : s->kind == OPT_CHOICE ? s->choices
                      : s->kind == OPT_STRING ? "PATH" : s->kind == OPT_DOUBLE ? "X" : "N";
     if (strstr(s->name, "-column")) meta = "NAME|N";
+    if (strcmp(s->name, "label") == 0) meta = "LABEL";   /* the one string that is not a path */
     snprintf(left, sizeof left, "--%s %s", s->name, meta);
     const char *def = s->default_value;
     if (s->kind == OPT_FLAG) def = "off";

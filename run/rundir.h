@@ -27,7 +27,7 @@
 void rundir_path(char *buf, size_t len, const char *dir, const char *name);
 /* runs/<name><suffix>: name is the data file's name without extension, or
  * its folder's name for train.tsv and data.tsv (data/negation/train.tsv ->
- * negation). */
+ * negation), or "pipe" for a descriptor (<(...): /dev/fd/63, /dev/stdin). */
 void rundir_default(const char *data_path, const char *suffix, char *buf, size_t len);
 /* Removes the temporary files (NAME.tmp.XXXXXX, see base/fileio.c) of the
  * run's outputs that a run killed in the middle of an atomic write left. */

@@ -148,5 +148,8 @@ expect_usage "a text that is not UTF-8 (predict refuses it too)" "the text to tr
     ./train trace --model "$tmp/post" $'a \xff x'
 expect_usage "--png naming a .png file" "png names a folder for the pictures .*e.g. --png $tmp/x\$" \
     ./train trace --model "$tmp/post" --png "$tmp/x.png" "a x"
+: >"$tmp/a-file"
+expect_usage "--png naming a file that exists (as --out does)" "png $tmp/a-file: it exists and is not a folder" \
+    ./train trace --model "$tmp/post" --png "$tmp/a-file" "a x"
 
 finish test_backward

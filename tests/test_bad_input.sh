@@ -49,6 +49,7 @@ fit() {  # name, expected exit, expected text, data file, more options...
 }
 
 fit "missing file" 2 "nope\.tsv: No such file" nope.tsv
+fit "- for standard input" 2 "^error: -: No such file or directory; to read the data from standard input, give /dev/stdin" -
 mkdir adir
 fit "a directory" 2 "adir: is a directory" adir
 good >unreadable.tsv

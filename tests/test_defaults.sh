@@ -53,6 +53,23 @@ awk 'BEGIN { for (i = 0; i < 40; i++) print "the text number " i "\tlabel" i }' 
 out=$("$TRAIN" "$tmp/swapped.tsv" --out "$tmp/sw" "${TINY[@]}" 2>&1)
 [ "$(grep -c 'warning: the label column holds 40 distinct values for 40 examples: are the columns swapped' \
     <<<"$out")" = 1 ] && pass "swapped columns are flagged once" || fail "swapped columns: $out"
+# a stray label of one example ('NEG' among 30 'neg' and 30 'pos'), and a header row read as an example
+awk 'BEGIN { for (i = 0; i < 60; i++) print (i % 2 ? "neg" : "pos") "\tword" i % 9 " other" i % 4;
+             print "NEG\tword1 other2" }' > "$tmp/stray.tsv"
+out=$("$TRAIN" "$tmp/stray.tsv" --out "$tmp/stray" "${TINY[@]}" 2>&1)
+[ "$(grep -c "stray.tsv:61: label 'NEG' has this one example, where another has 30: a typo?" <<<"$out")" = 1 ] &&
+    [ "$(grep -c "labels 'NEG' and 'neg' differ only in case or quotes" <<<"$out")" = 1 ] &&
+    pass "a label of one example among labels of 30, and labels that differ in case, are flagged once each" ||
+    fail "stray label: $out"
+awk '{ print $0 "\tid" NR }' "$tmp/stray.tsv" > "$tmp/three.tsv"   # a third column, no header row
+out=$("$TRAIN" "$tmp/three.tsv" --out "$tmp/three" "${TINY[@]}" 2>&1)
+[ "$(grep -c "three.tsv: 61 lines hold more than one tab (first: line 1); the text is all after the first tab" <<<"$out")" = 1 ] &&
+    pass "a third column without a header row is flagged once, with the header row that picks the columns" ||
+    fail "three columns: $out"
+{ printf 'sentiment\treview\n'; head -n 60 "$tmp/stray.tsv"; } > "$tmp/header.tsv"
+out=$("$TRAIN" "$tmp/header.tsv" --out "$tmp/header" "${TINY[@]}" 2>&1)
+grep -q "header.tsv:1: label 'sentiment' has this one example.*a header row (then give --label-column 'sentiment' --text-column 'review')" <<<"$out" &&
+    pass "a header row read as an example is flagged, with the options that read it as one" || fail "header row: $out"
 awk 'BEGIN { for (i = 0; i < 60; i++) print (i % 2 ? "a" : "b") "\tcommon" }' > "$tmp/train_unk.tsv"
 awk 'BEGIN { for (i = 0; i < 20; i++) print (i % 2 ? "a" : "b") "\tnever seen words " i }' > "$tmp/val_unk.tsv"
 out=$("$TRAIN" "$tmp/train_unk.tsv" --val "$tmp/val_unk.tsv" --tokenizer word --out "$tmp/unk" "${TINY[@]}" 2>&1)
@@ -66,6 +83,11 @@ out=$("$TRAIN" "$tmp/words.tsv" --val-split 0 --out "$tmp/lr0" "${TINY[@]}" --ep
     && pass "--stop-after at or past --epochs is flagged once" || fail "stop-after warning: $out"
 [ "$(grep -c 'warning: --lr 0 leaves the weights as they start' <<<"$out")" = 1 ] \
     && pass "--lr 0 is flagged once" || fail "lr 0 warning: $out"
+out=$("$TRAIN" "$tmp/words.tsv" --val-split 0 --out "$tmp/warm" "${TINY[@]}" --warmup 1000000 --batch-size 2 --accum-steps 4 2>&1)
+[ "$(grep -c "warning: --warmup 1000000 steps is all of the run's [0-9]*: the learning rate only climbs" <<<"$out")" = 1 ] &&
+    [ "$(grep -c "warning: --accum-steps 4 splits a batch of 2 into more parts than it has examples: .* as with --accum-steps 2" <<<"$out")" = 1 ] \
+    && pass "a --warmup longer than the run and --accum-steps above the batch size are flagged once each" \
+    || fail "warmup / accum warnings: $out"
 out=$("$TRAIN" "$tmp/train_unk.tsv" --val "$tmp/val_unk.tsv" --out "$tmp/unk_bpe" "${TINY[@]}" 2>&1)
 # the training text yields 14 tokens, far under the cap: a larger --vocab-size cannot help
 [ "$(grep -c 'validation tokens are \[UNK\].*the vocabulary (14 tokens) is all the training text yields below --vocab-size 2000; give more training text' <<<"$out")" = 1 ] \

@@ -330,6 +330,11 @@ for bin in "$TRAIN" "$ASAN"; do
         verify "run.json of a piped run lacks the data's SHA-256" \
             grep -q "\"sha256\": \"$(sha256sum <data.tsv | cut -d' ' -f1)\"" piped/run.json &&
         pass "$name: <(gzip -dc data.tsv.gz) trains and records the data's SHA-256"
+    # without --out: runs/pipe, not runs/63 (the descriptor's number)
+    [ -e runs/pipe ] && fail "$name: runs/pipe exists before the case"
+    expect "process substitution, no --out" 0 "" <(gzip -dc data.tsv.gz) "${TINY[@]}" --epochs 1 &&
+        verify "a piped run without --out is not in runs/pipe: $(ls runs)" [ -f runs/pipe/model.safetensors ] &&
+        pass "$name: a piped run without --out goes to runs/pipe"
     # A piped run says up front that it cannot be resumed; --stop-after,
     # which would leave it unfinishable, is refused; an interrupt names why
     # it cannot continue instead of a --resume command; --resume says the

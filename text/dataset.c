@@ -248,7 +248,10 @@ static int tsv_line(Parser *p, const char *s, size_t n, int first_content) {
         csv_trim_span(&t, &tl);
         if (csv_span_equals_nocase(l, ll, "label") && csv_span_equals_nocase(t, tl, "text")) return EXIT_OK;
     }
-    return add_example(p, label, label_len, text, text_len, line_no);
+    int kept = p->out->n, rc = add_example(p, label, label_len, text, text_len, line_no);
+    if (rc == EXIT_OK && p->out->n > kept && memchr(text, '\t', text_len) && p->out->tabbed++ == 0)
+        p->out->first_tabbed = line_no;   /* counted among the examples this read keeps (a share's) */
+    return rc;
 }
 
 /* The header row (CSV, or TSV with a header): the label and text columns. */
@@ -505,6 +508,9 @@ static int read_path(const char *path, const DatasetColumns *columns, int texts,
     memset(out, 0, sizeof *out);
     if (!path || !*path) return fail(err, errlen, ERR_INPUT, "no data file given");
     FILE *fp = fopen(path, "rb");
+    if (!fp && strcmp(path, "-") == 0)   /* the Unix habit: name standard input the way this program reads it */
+        return fail(err, errlen, ERR_INPUT, "-: %s; to read the data from standard input, give /dev/stdin "
+                    "(./train /dev/stdin < data.tsv)", strerror(errno));
     if (!fp) return fail(err, errlen, ERR_INPUT, "%s: %s", path, strerror(errno));
     struct stat st;
     if (fstat(fileno(fp), &st) == 0 && S_ISDIR(st.st_mode)) {
