@@ -9,6 +9,7 @@
 #include "run/fit.h"
 #include "run/record.h"
 #include "run/rundir.h"
+#include "run/state.h"
 
 static double max_trace_difference(const EpochRecord *a, const EpochRecord *b, int n) {
     double worst = 0;
@@ -61,10 +62,11 @@ int command_reproduce(const Options *o, int argc, char **argv) {
     EpochRecord *recorded = NULL;
     int has_val, n_recorded = traces_read(dir, &recorded, &has_val);
     free(recorded);
-    if (n_recorded > info.options.epochs) {
-        fprintf(stderr, "error: cannot reproduce %s: it holds %d epochs, more than the --epochs %d it was started "
-                "with: a --resume with a larger --epochs stretched its learning-rate schedule from where it resumed, "
-                "and a new run does not replay that\n", dir, n_recorded, info.options.epochs);
+    int resumed_epochs = state_saved_epochs(dir);   /* 0 for a state older than the key: then the count tells */
+    if (n_recorded > info.options.epochs || (resumed_epochs && resumed_epochs != info.options.epochs)) {
+        fprintf(stderr, "error: cannot reproduce %s: it was started with --epochs %d and resumed with --epochs %d: "
+                "its learning-rate schedule changed where it resumed, and a new run does not replay that\n", dir,
+                info.options.epochs, resumed_epochs ? resumed_epochs : n_recorded);
         record_free(&info);
         return EXIT_USAGE;
     }

@@ -316,7 +316,7 @@ static void warn_odd_labels(const DistContext *dist, const LabelSet *labels, con
         if (!log) continue;
         fprintf(log, "warning: %s:%d: label '%s' has this one example, where another has %.0f: a typo", all->path, line,
                 labels->names[k], most);
-        if (line == 1 && e)   /* the header's fields are the example's label and text */
+        if (e && all->first == 0 && e == &all->examples[0])   /* the first line: the header's fields, maybe */
             fprintf(log, ", or a header row (then give --label-column '%s' --text-column '%s')", e->label, e->text);
         fprintf(log, "? It is a class of its own\n");
     }
@@ -338,7 +338,7 @@ static void warn_odd_labels(const DistContext *dist, const LabelSet *labels, con
 static void warn_tabbed(const DistContext *dist, const TextDataset *all, FILE *log) {
     double tabbed = all->tabbed;
     dist_sum_doubles(dist, &tabbed, 1);
-    int first = -dist_max_int(dist, all->tabbed ? -all->first_tabbed : INT_MIN);
+    int first = -dist_max_int(dist, all->tabbed ? -all->first_tabbed : -INT_MAX);   /* the smallest line */
     if (tabbed > 0 && log)
         fprintf(log, "warning: %s: %.0f line%s more than one tab (first: line %d); the text is all after the first "
                 "tab, later tabs read as spaces. If the file has more columns, give it a header row naming them "
@@ -389,8 +389,9 @@ static void warn_setup(const DistContext *dist, const Corpus *c, const Options *
                 "scaled by the learning rate too)\n");
     long total_steps = (long)o->epochs * ((c->train.total + o->batch_size - 1) / o->batch_size);
     if (o->warmup >= 1.0 && schedule_warmup_steps(o->warmup, total_steps) == total_steps)
-        fprintf(log, "warning: --warmup %.0f steps is all of the run's %ld: the learning rate only climbs and never "
-                "reaches --lr %g (give fewer steps, or a fraction such as 0.1)\n", o->warmup, total_steps, o->lr);
+        fprintf(log, "warning: --warmup %.0f steps is the whole run of %ld: the learning rate climbs the whole time, "
+                "reaches --lr %g only at the last step and never decays (give fewer steps, or a fraction such as "
+                "0.1)\n", o->warmup, total_steps, o->lr);
     if (o->accum_steps > 1 && o->accum_steps * dist->size > o->batch_size)
         fprintf(log, "warning: --accum-steps %d splits a batch of %d%s into more parts than it has examples: each "
                 "micro-batch holds one example, as with --accum-steps %d\n", o->accum_steps, o->batch_size,

@@ -109,6 +109,7 @@ static int allocate_buffers(Trainer *t) {
     t->progress.history = realloc(t->progress.history, sizeof(EpochRecord) * (size_t)(t->o->epochs + 1));
     if (keep_best) t->best_params = malloc(sizeof(float) * t->model->n_params);
     t->progress.best_kept = keep_best;
+    t->progress.epochs = t->o->epochs;
     /* with --patience the best epoch's weights are the model, as early stopping promises */
     t->swa_start = t->mlm || !t->corpus.has_val || keep_best ? 0 : schedule_swa_start(t->o->swa, t->o->epochs);
     if (t->swa_start > 0 || (!t->mlm && t->o->swa > 0.0)) {   /* a resumed state may hold an average */
@@ -193,14 +194,20 @@ static int resume_state(Trainer *t, char *err, size_t errlen) {
                    "epochs %d-%d is dropped\n", first, p->epochs_done);
         p->n_averaged = 0;
     }
-    if (t->best_params && p->best_kept == 0) {
-        /* --patience is new: the checkpoint holds the last epoch's weights or their average */
+    /* --patience new on this resume (the checkpoint holds the last epoch's
+     * weights or their average), or a state from inside the first epoch (no
+     * checkpoint yet): early stopping starts here */
+    if (t->best_params && (p->best_kept == 0 || p->best_epoch == 0)) {
         char from[96] = "the next epoch that ends";
-        if (state_restart_best(p))
-            snprintf(from, sizeof from, "epoch %d (val loss %.4f), the weights it ended with", p->best_epoch,
-                     p->best_val_loss);
+        int at_end = state_restart_best(p);
+        if (at_end) snprintf(from, sizeof from, "epoch %d (val loss %.4f), the weights it ended with", p->best_epoch,
+                             p->best_val_loss);
         memcpy(t->best_params, t->model->params, sizeof(float) * t->model->n_params);
-        if (!t->o->quiet)
+        rundir_path(path, sizeof path, t->dir, "model.safetensors");   /* the model is then what the run says */
+        if (at_end && t->writer && saved_model_write(path, t->model, NULL, t->corpus.tokenizer, &t->corpus.vocab,
+                                                     &t->corpus.labels, p->best_epoch, err, errlen) != EXIT_OK)
+            return ERR_RUNTIME;
+        if (!t->o->quiet && p->best_kept == 0)
             printf("note: --patience is new on this resume and the earlier epochs' best weights were not kept: early "
                    "stopping counts from %s\n", from);
     } else if (t->best_params) {

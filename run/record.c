@@ -209,6 +209,7 @@ int record_read(const char *dir, int resolve, RunRecord *info, char *err, size_t
     }
     const JsonValue *cwd_value = json_get(root, "cwd");
     const char *cwd = cwd_value && cwd_value->type == JSON_STRING ? cwd_value->string : NULL;
+    info->cwd = cwd ? strdup(cwd) : NULL;
     if (rc == 0 && cwd && resolve) {
         resolve_path(cwd, &info->data_path);
         for (int i = 0; i < info->n_files; i++) resolve_path(cwd, &info->files[i].path);
@@ -225,6 +226,7 @@ void record_free(RunRecord *info) {
     options_free(&info->options);
     free(info->data_path);
     free(info->version);
+    free(info->cwd);
     for (int i = 0; i < info->n_files; i++) free(info->files[i].path);
     memset(info, 0, sizeof *info);
 }
@@ -251,6 +253,9 @@ int record_check_data(const RunRecord *info, char *err, size_t errlen) {
             return fail(err, errlen, ERR_INPUT, "%s (the %s data) was a descriptor of the training process (a "
                         "pipe, such as <(...) gives), which ended with it: it cannot be read again to check it is "
                         "unchanged; save the data to a file and train on that", file->path, file->role);
+        if (stat(file->path, &st) != 0 && file->path[0] != '/' && info->cwd)   /* looked for in both places */
+            return fail(err, errlen, ERR_INPUT, "the %s data of the run cannot be read: %s: %s (looked for in %s, "
+                        "where the run started, and here)", file->role, file->path, strerror(errno), info->cwd);
         if (stat(file->path, &st) != 0)
             return fail(err, errlen, ERR_INPUT, "the %s data of the run cannot be read: %s: %s", file->role,
                         file->path, strerror(errno));

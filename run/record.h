@@ -25,6 +25,7 @@ typedef struct {
     int n_files;
     int threads;
     char *version;
+    char *cwd;             /* the working directory the run started in, or NULL (older records) */
 } RunRecord;
 
 /* Hash and line count of a file, read as a stream. Status as base/errors.h. */

@@ -121,11 +121,12 @@ static int check_is_checkpoint(const char *path, const char *file, char *err, si
         rundir_path(record, sizeof record, path, "run.json");
         rundir_path(state, sizeof state, path, "state.safetensors");
         if (stat(record, &st) == 0 && stat(state, &st) == 0)
-            return fail(err, errlen, ERR_INPUT, "%s: this run has no model yet: it was stopped inside its first epoch; "
-                        "continue it with ./train --resume %s", path, path);
+            return fail(err, errlen, ERR_INPUT, "%s: this run has no model yet: it is inside its first epoch, still "
+                        "training or stopped there; if it stopped, continue it with ./train --resume %s", path, path);
         if (stat(record, &st) == 0)
-            return fail(err, errlen, ERR_INPUT, "%s: this run has no model: it stopped before its first epoch ended, "
-                        "with nothing to resume; train it again (with --overwrite into the same directory)", path);
+            return fail(err, errlen, ERR_INPUT, "%s: this run has no model yet: it is still in its first epoch, or it "
+                        "stopped before one ended with nothing to resume (then train it again, with --overwrite into "
+                        "the same directory)", path);
         return fail(err, errlen, ERR_INPUT, "%s: not a run directory or checkpoint: it holds no model.safetensors "
                     "(--model takes a training run's directory or its model.safetensors)", path);
     }

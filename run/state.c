@@ -78,13 +78,15 @@ static int history_parse(TrainProgress *p, const char *text, int capacity) {
 /* Whether the checkpoint holds the best epoch's weights: absent from
  * states written before it (read as -1, not known). */
 #define BEST_KEPT_KEY "best_kept"
+/* The --epochs in force at the save: absent from older states (read as 0). */
+#define EPOCHS_KEY "epochs"
 
 int state_save(const Model *m, const float *average, const TrainProgress *p, const char *dir, char *err,
                size_t errlen) {
     double v[N_COUNTERS];
     counters_get(p, v);
-    char values[N_COUNTERS][40], averaged[24];
-    const char *keys[N_COUNTERS + 3], *vals[N_COUNTERS + 3];
+    char values[N_COUNTERS][40], averaged[24], epochs[24];
+    const char *keys[N_COUNTERS + 4], *vals[N_COUNTERS + 4];
     for (int i = 0; i < N_COUNTERS; i++) {
         snprintf(values[i], sizeof values[i], "%.17g", v[i]);
         keys[i] = COUNTER_KEYS[i];
@@ -99,9 +101,12 @@ int state_save(const Model *m, const float *average, const TrainProgress *p, con
     vals[N_COUNTERS + 1] = averaged;
     keys[N_COUNTERS + 2] = BEST_KEPT_KEY;
     vals[N_COUNTERS + 2] = p->best_kept > 0 ? "1" : "0";
+    snprintf(epochs, sizeof epochs, "%d", p->epochs);
+    keys[N_COUNTERS + 3] = EPOCHS_KEY;
+    vals[N_COUNTERS + 3] = epochs;
     char path[4096];
     rundir_path(path, sizeof path, dir, "state.safetensors");
-    int rc = model_save_state(m, p->n_averaged > 0 ? average : NULL, path, keys, vals, N_COUNTERS + 3, err, errlen);
+    int rc = model_save_state(m, p->n_averaged > 0 ? average : NULL, path, keys, vals, N_COUNTERS + 4, err, errlen);
     free(history);
     return rc == 0 ? EXIT_OK : ERR_RUNTIME;
 }
@@ -170,4 +175,16 @@ int state_restart_best(TrainProgress *p) {
     p->best_val_loss = at_end ? p->history[p->epochs_done - 1].val_loss : 0.0;
     p->bad_epochs = 0;
     return at_end;
+}
+
+int state_saved_epochs(const char *dir) {
+    char path[4096], err[256];
+    rundir_path(path, sizeof path, dir, "state.safetensors");
+    StFile f;
+    if (st_load(path, &f, err, sizeof err) != 0) return 0;
+    double epochs = 0;
+    if (st_meta(&f, EPOCHS_KEY) && (meta_number(&f, EPOCHS_KEY, &epochs) != 0 || !(epochs >= 1 && epochs <= 1e9)))
+        epochs = 0;
+    st_free(&f);
+    return (int)epochs;
 }

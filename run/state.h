@@ -20,6 +20,7 @@ typedef struct {
     int best_kept;               /* 1: model.safetensors holds best_epoch's weights (--patience), 0: the last
                                   * epoch's or the average; -1: not known (a state written before the key) */
     int n_averaged;              /* --swa: epochs' end weights in the average so far */
+    int epochs;                  /* the --epochs in force when saved (a resume may change it) */
     EpochRecord *history;        /* (n_history) finished epochs; room for the run's epochs */
     int n_history;
 } TrainProgress;
@@ -41,5 +42,8 @@ int state_load(Model *m, float *average, TrainProgress *p, const char *dir, int 
  * weights are the model's (returns 1), or, for a state saved inside an
  * epoch, at the next epoch to end (returns 0). */
 int state_restart_best(TrainProgress *p);
+/* The --epochs in force when dir/state.safetensors was last saved, or 0
+ * (no state, or one written before the key). */
+int state_saved_epochs(const char *dir);
 
 #endif

@@ -253,11 +253,11 @@ case_run "checkpoint: the run's state file given as --model" 2 \
 # a run stopped inside its first epoch: run.json and a state, no model yet; then without the state
 mkdir -p "$tmp/half"
 cp "$(dirname "$MODEL")/run.json" "$(dirname "$MODEL")/state.safetensors" "$tmp/half/"
-case_run "checkpoint: a run stopped inside its first epoch" 2 "half: this run has no model yet: .*--resume .*half" \
+case_run "checkpoint: a run stopped inside its first epoch" 2 "half: this run has no model yet: .*if it stopped, continue it with ./train --resume .*half" \
     predict --model "$tmp/half" x
 rm "$tmp/half/state.safetensors"
 case_run "checkpoint: a run stopped before its first epoch, no state" 2 \
-    "half: this run has no model: it stopped before its first epoch ended, with nothing to resume" eval --model "$tmp/half" good.tsv
+    "half: this run has no model yet: it is still in its first epoch, or it stopped before one ended with nothing to resume" eval --model "$tmp/half" good.tsv
 { printf '\xff\xff\xff\xff\xff\xff\xff\xff'; tail -c +9 "$MODEL"; } >"$tmp/cut"
 bad_model "header size 2^64 - 1" "model\.safetensors: header size 18446744073709551615 is larger" "$tmp/cut"
 

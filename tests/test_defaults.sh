@@ -66,9 +66,9 @@ out=$("$TRAIN" "$tmp/three.tsv" --out "$tmp/three" "${TINY[@]}" 2>&1)
 [ "$(grep -c "three.tsv: 61 lines hold more than one tab (first: line 1); the text is all after the first tab" <<<"$out")" = 1 ] &&
     pass "a third column without a header row is flagged once, with the header row that picks the columns" ||
     fail "three columns: $out"
-{ printf 'sentiment\treview\n'; head -n 60 "$tmp/stray.tsv"; } > "$tmp/header.tsv"
+{ printf '# a comment first\nsentiment\treview\n'; head -n 60 "$tmp/stray.tsv"; } > "$tmp/header.tsv"
 out=$("$TRAIN" "$tmp/header.tsv" --out "$tmp/header" "${TINY[@]}" 2>&1)
-grep -q "header.tsv:1: label 'sentiment' has this one example.*a header row (then give --label-column 'sentiment' --text-column 'review')" <<<"$out" &&
+grep -q "header.tsv:2: label 'sentiment' has this one example.*a header row (then give --label-column 'sentiment' --text-column 'review')" <<<"$out" &&
     pass "a header row read as an example is flagged, with the options that read it as one" || fail "header row: $out"
 awk 'BEGIN { for (i = 0; i < 60; i++) print (i % 2 ? "a" : "b") "\tcommon" }' > "$tmp/train_unk.tsv"
 awk 'BEGIN { for (i = 0; i < 20; i++) print (i % 2 ? "a" : "b") "\tnever seen words " i }' > "$tmp/val_unk.tsv"
@@ -84,7 +84,7 @@ out=$("$TRAIN" "$tmp/words.tsv" --val-split 0 --out "$tmp/lr0" "${TINY[@]}" --ep
 [ "$(grep -c 'warning: --lr 0 leaves the weights as they start' <<<"$out")" = 1 ] \
     && pass "--lr 0 is flagged once" || fail "lr 0 warning: $out"
 out=$("$TRAIN" "$tmp/words.tsv" --val-split 0 --out "$tmp/warm" "${TINY[@]}" --warmup 1000000 --batch-size 2 --accum-steps 4 2>&1)
-[ "$(grep -c "warning: --warmup 1000000 steps is all of the run's [0-9]*: the learning rate only climbs" <<<"$out")" = 1 ] &&
+[ "$(grep -c "warning: --warmup 1000000 steps is the whole run of [0-9]*: the learning rate climbs the whole time" <<<"$out")" = 1 ] &&
     [ "$(grep -c "warning: --accum-steps 4 splits a batch of 2 into more parts than it has examples: .* as with --accum-steps 2" <<<"$out")" = 1 ] \
     && pass "a --warmup longer than the run and --accum-steps above the batch size are flagged once each" \
     || fail "warmup / accum warnings: $out"

@@ -52,12 +52,20 @@ $TRAIN --resume "$tmp/stopped" --epochs 4 --threads 1 > "$tmp/longer.txt" 2>&1 |
 $TRAIN reproduce "$tmp/stopped" --out "$tmp/re-longer" > "$tmp/re-longer.txt" 2>&1
 rc=$?
 if grep -q "^note: --epochs 4, started with 3: the learning-rate schedule changes" "$tmp/longer.txt" && [ $rc -eq 2 ] &&
-    grep -q "cannot reproduce .*: it holds 4 epochs, more than the --epochs 3 it was started with" "$tmp/re-longer.txt" &&
+    grep -q "cannot reproduce .*: it was started with --epochs 3 and resumed with --epochs 4: its learning-rate schedule changed" "$tmp/re-longer.txt" &&
     [ ! -e "$tmp/re-longer" ]; then
     pass "a run resumed with a larger --epochs: a note on resuming; reproduce refuses it (exit 2) and says why"
 else
     fail "a run resumed with a larger --epochs: reproduce exit $rc: $(cat "$tmp/re-longer.txt") / $(grep note "$tmp/longer.txt")"
 fi
+# resumed with a smaller --epochs (5, stopped after 2, finished at 3): its trace looks like one that ended early
+$TRAIN "$tmp/data.tsv" --out "$tmp/shrunk" "${TINY[@]}" --epochs 5 --threads 1 --stop-after 2 --quiet > /dev/null &&
+    $TRAIN --resume "$tmp/shrunk" --epochs 3 --threads 1 --quiet > /dev/null || fail "the shrunk run"
+$TRAIN reproduce "$tmp/shrunk" --out "$tmp/re-shrunk" > "$tmp/re-shrunk.txt" 2>&1
+rc=$?
+[ $rc -eq 2 ] && grep -q "started with --epochs 5 and resumed with --epochs 3" "$tmp/re-shrunk.txt" && [ ! -e "$tmp/re-shrunk" ] &&
+    pass "a run resumed with a smaller --epochs: reproduce refuses it (exit 2), not 'DIFFERENT'" ||
+    fail "a run resumed with a smaller --epochs: reproduce exit $rc: $(tail -n 2 "$tmp/re-shrunk.txt")"
 
 # a reproduction that differs is reported with its first differing epoch, exit 1
 sed -i '3s/^\([0-9]*\),[0-9.]*/\1,9.999999/' "$tmp/a/metrics.csv"

@@ -102,6 +102,22 @@ else
     fail "--patience new on resume: restored epoch '$restored', model's val loss '$final_loss', that epoch's '$epoch_loss': $(grep -E '^(note|early)' "$tmp/newpat.txt")"
 fi
 
+# The same on a finished run whose model is --swa's mean: the run now says
+# it holds epoch 4's weights, so model.safetensors must be them, not the mean.
+"$TRAIN" "$tmp/small.tsv" "${TINY[@]}" --batch-size 8 --epochs 4 --threads 1 --out "$tmp/swapat" >/dev/null ||
+    fail "--patience on a finished swa run: the run failed"
+cp "$tmp/swapat/model.safetensors" "$tmp/swapat.before"
+if ! grep -q "^swa: .*the model is the mean" "$tmp/swapat/report.txt"; then
+    fail "--patience on a finished swa run: the average was not kept, so this case tests nothing (change the data)"
+elif "$TRAIN" --resume "$tmp/swapat" --patience 1 --threads 1 >"$tmp/swapat.txt" 2>&1 &&
+    grep -q "^run .*: weights of epoch 4 (best validation loss, restored)" "$tmp/swapat.txt" &&
+    ! cmp -s "$tmp/swapat.before" "$tmp/swapat/model.safetensors" &&
+    grep -q "^validation ([0-9]* examples, loss $(awk -F, '$1 == 4 { printf "%.4f", $4 }' "$tmp/swapat/metrics.csv"))" "$tmp/swapat.txt"; then
+    pass "--patience on a finished run whose model was the swa mean: model.safetensors becomes epoch 4's weights, as the run says"
+else
+    fail "--patience on a finished swa run: $(grep -E '^(note|run|validation)' "$tmp/swapat.txt"); model file changed: $(cmp -s "$tmp/swapat.before" "$tmp/swapat/model.safetensors" && echo no || echo yes)"
+fi
+
 # A finished run resumed again has nothing to do and keeps its files.
 cp "$tmp/full/model.safetensors" "$tmp/model.before"
 if "$TRAIN" --resume "$tmp/full" --quiet --threads 1 >"$tmp/out.txt" 2>&1 && grep -q "nothing to train" "$tmp/out.txt" &&

@@ -269,8 +269,11 @@ for bin in "$TRAIN" "$ASAN"; do
     "$bin" silent "${TINY[@]}" --epochs 1 --out quiet-pipe >/dev/null 2>silent.err &
     pid=$!
     if wait_for quiet-pipe/.lock "pid $pid " "$pid"; then
-        sleep 0.3   # from the lock to the blocking read
-        kill -INT "$pid"
+        # until it ends: a signal that comes before the read starts only sets the stop flag
+        for _ in $(seq 1 300); do
+            kill -INT "$pid" 2>/dev/null || break
+            sleep 0.1
+        done
         wait "$pid"
         rc=$?
         sanitizer_clean "$name: Ctrl-C on a silent pipe" silent.err
@@ -389,7 +392,7 @@ for bin in "$TRAIN" "$ASAN"; do
     cp data.tsv gone.tsv
     expect "run on gone.tsv" 0 "" gone.tsv "${TINY[@]}" --epochs 3 --stop-after 1 --out orphan
     rm gone.tsv
-    expect "--resume with the data file gone" 2 "cannot resume orphan: the train data of the run cannot be read: gone\.tsv: No such file" \
+    expect "--resume with the data file gone" 2 "cannot resume orphan: the train data of the run cannot be read: gone\.tsv: No such file or directory \(looked for in $dir, where the run started, and here\)" \
         --resume orphan && pass "$name: --resume with its data file deleted: exit 2, '$(first_line "gone")'"
     expect "reproduce with the data file gone" 2 "cannot reproduce orphan: .*gone\.tsv: No such file" reproduce orphan &&
         pass "$name: reproduce with its data file deleted: exit 2, names gone.tsv"

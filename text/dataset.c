@@ -361,7 +361,9 @@ static const Packing *packing_of(const char *s, size_t n) {
                                     {"\xFD" "7zXZ", 5, "xz", "xz -dc"}, {"\x28\xB5\x2F\xFD", 4, "zstd", "zstd -dc"},
                                     {"PK\x03\x04", 4, "zip", "unzip -p"}};
     for (size_t i = 0; i < sizeof known / sizeof *known; i++)
-        if (n >= known[i].len && memcmp(s, known[i].magic, known[i].len) == 0) return &known[i];
+        if (n >= known[i].len && memcmp(s, known[i].magic, known[i].len) == 0 &&
+            (strcmp(known[i].name, "bzip2") != 0 || (n > 3 && s[3] >= '1' && s[3] <= '9')))   /* BZh then the block size */
+            return &known[i];
     return NULL;
 }
 
@@ -508,6 +510,9 @@ static int read_path(const char *path, const DatasetColumns *columns, int texts,
     memset(out, 0, sizeof *out);
     if (!path || !*path) return fail(err, errlen, ERR_INPUT, "no data file given");
     FILE *fp = fopen(path, "rb");
+    if (!fp && errno == EINTR)   /* a stop signal while a FIFO waited for its writer */
+        return fail(err, errlen, EXIT_INTERRUPTED, "%s: interrupted by a signal while opening the data, before "
+                    "training began; nothing was trained", path);
     if (!fp && strcmp(path, "-") == 0)   /* the Unix habit: name standard input the way this program reads it */
         return fail(err, errlen, ERR_INPUT, "-: %s; to read the data from standard input, give /dev/stdin "
                     "(./train /dev/stdin < data.tsv)", strerror(errno));
