@@ -229,3 +229,8 @@ int make_dirs(const char *path, char *err, size_t errlen)
     free(prefix);
     return rc;
 }
+
+int fileio_is_descriptor(const char *path) {
+    return strncmp(path, "/dev/fd/", 8) == 0 || strcmp(path, "/dev/stdin") == 0 ||
+           (strncmp(path, "/proc/", 6) == 0 && strstr(path, "/fd/") != NULL);
+}

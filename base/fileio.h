@@ -16,4 +16,9 @@ unsigned char *read_file(const char *path, size_t *len, char *err, size_t errlen
 /* mkdir -p. Returns 0, or -1 with a message. */
 int make_dirs(const char *path, char *err, size_t errlen);
 
+/* 1 when path names one of this process's descriptors (/dev/fd/N,
+ * /dev/stdin, /proc/.../fd/N: what bash's <(...) gives): in a later
+ * process it is gone, or another file. */
+int fileio_is_descriptor(const char *path);
+
 #endif

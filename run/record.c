@@ -231,16 +231,9 @@ void record_free(RunRecord *info) {
     memset(info, 0, sizeof *info);
 }
 
-/* 1: path names one of this process's descriptors: gone, or another file,
- * in a later process. */
-static int is_descriptor_path(const char *path) {
-    return strncmp(path, "/dev/fd/", 8) == 0 || strcmp(path, "/dev/stdin") == 0 ||
-           (strncmp(path, "/proc/", 6) == 0 && strstr(path, "/fd/"));
-}
-
 int record_rereadable(const char *path) {
     struct stat st;
-    return !is_descriptor_path(path) && stat(path, &st) == 0 && S_ISREG(st.st_mode);
+    return !fileio_is_descriptor(path) && stat(path, &st) == 0 && S_ISREG(st.st_mode);
 }
 
 int record_check_data(const RunRecord *info, char *err, size_t errlen) {
@@ -249,7 +242,7 @@ int record_check_data(const RunRecord *info, char *err, size_t errlen) {
         char hex[65], why[512];
         long lines;
         struct stat st;
-        if (is_descriptor_path(file->path))
+        if (fileio_is_descriptor(file->path))
             return fail(err, errlen, ERR_INPUT, "%s (the %s data) was a descriptor of the training process (a "
                         "pipe, such as <(...) gives), which ended with it: it cannot be read again to check it is "
                         "unchanged; save the data to a file and train on that", file->path, file->role);

@@ -36,9 +36,7 @@ void rundir_default(const char *data_path, const char *suffix, char *buf, size_t
     char name[256];
     snprintf(name, sizeof name, "%s", base);
     /* <(...) and /dev/stdin: a descriptor's number or "stdin" names nothing of the data */
-    if (strncmp(data_path, "/dev/fd/", 8) == 0 || strncmp(data_path, "/proc/", 6) == 0 ||
-        strcmp(data_path, "/dev/stdin") == 0)
-        snprintf(name, sizeof name, "pipe");
+    if (fileio_is_descriptor(data_path)) snprintf(name, sizeof name, "pipe");
     char *dot = strrchr(name, '.');
     if (dot && dot != name) *dot = '\0';
     if ((strcmp(name, "train") == 0 || strcmp(name, "data") == 0) && slash && slash != data_path) {

@@ -353,17 +353,21 @@ static int is_comment(const char *s, size_t n) {
 typedef struct {
     const char *magic;
     size_t len;
+    int then_digit;              /* 1: a digit 1-9 follows the magic (bzip2's block size) */
     const char *name, *unpack;   /* the format, and the command that writes the text to stdout */
 } Packing;
 
 static const Packing *packing_of(const char *s, size_t n) {
-    static const Packing known[] = {{"\x1F\x8B", 2, "gzip", "gzip -dc"}, {"BZh", 3, "bzip2", "bzip2 -dc"},
-                                    {"\xFD" "7zXZ", 5, "xz", "xz -dc"}, {"\x28\xB5\x2F\xFD", 4, "zstd", "zstd -dc"},
-                                    {"PK\x03\x04", 4, "zip", "unzip -p"}};
-    for (size_t i = 0; i < sizeof known / sizeof *known; i++)
-        if (n >= known[i].len && memcmp(s, known[i].magic, known[i].len) == 0 &&
-            (strcmp(known[i].name, "bzip2") != 0 || (n > 3 && s[3] >= '1' && s[3] <= '9')))   /* BZh then the block size */
-            return &known[i];
+    static const Packing known[] = {{"\x1F\x8B", 2, 0, "gzip", "gzip -dc"}, {"BZh", 3, 1, "bzip2", "bzip2 -dc"},
+                                    {"\xFD" "7zXZ", 5, 0, "xz", "xz -dc"},
+                                    {"\x28\xB5\x2F\xFD", 4, 0, "zstd", "zstd -dc"},
+                                    {"PK\x03\x04", 4, 0, "zip", "unzip -p"}};
+    for (size_t i = 0; i < sizeof known / sizeof *known; i++) {
+        const Packing *k = &known[i];
+        size_t need = k->len + (size_t)k->then_digit;
+        if (n >= need && memcmp(s, k->magic, k->len) == 0 && (!k->then_digit || (s[k->len] >= '1' && s[k->len] <= '9')))
+            return k;
+    }
     return NULL;
 }
 
