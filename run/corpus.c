@@ -292,6 +292,16 @@ static void warn_label_column(const LabelSet *labels, const TextDataset *all, FI
     corpus_warn_header(all, labels, log);
 }
 
+/* s without one pair of double quotes around it: its start, length in *n. */
+static const char *unquoted(const char *s, size_t *n) {
+    *n = strlen(s);
+    if (*n >= 2 && s[0] == '"' && s[*n - 1] == '"') {
+        *n -= 2;
+        return s + 1;
+    }
+    return s;
+}
+
 /* A label with one example where another has 10 or more (a typo, or a
  * header row read as an example; at most 3 such labels: a long tail of
  * rare classes is no mistake), and labels that differ only in case or
@@ -323,10 +333,8 @@ static void warn_odd_labels(const DistContext *dist, const LabelSet *labels, con
     free(counts);
     for (int a = 0; a < C && C <= 1000 && log; a++)
         for (int b = a + 1; b < C; b++) {
-            const char *x = labels->names[a], *y = labels->names[b];
-            size_t nx = strlen(x), ny = strlen(y);
-            if (nx >= 2 && x[0] == '"' && x[nx - 1] == '"') { x++; nx -= 2; }
-            if (ny >= 2 && y[0] == '"' && y[ny - 1] == '"') { y++; ny -= 2; }
+            size_t nx, ny;
+            const char *x = unquoted(labels->names[a], &nx), *y = unquoted(labels->names[b], &ny);
             if (nx == ny && strncasecmp(x, y, nx) == 0 && shown++ < 6)
                 fprintf(log, "warning: %s: labels '%s' and '%s' differ only in case or quotes; they are two classes\n",
                         all->path, labels->names[a], labels->names[b]);
@@ -387,7 +395,7 @@ static void warn_setup(const DistContext *dist, const Corpus *c, const Options *
     if (o->lr == 0.0)
         fprintf(log, "warning: --lr 0 leaves the weights as they start: nothing is learned (AdamW's weight decay is "
                 "scaled by the learning rate too)\n");
-    long total_steps = (long)o->epochs * ((c->train.total + o->batch_size - 1) / o->batch_size);
+    long total_steps = (long)o->epochs * schedule_steps_per_epoch(c->train.total, o->batch_size);
     if (o->warmup >= 1.0 && schedule_warmup_steps(o->warmup, total_steps) == total_steps)
         fprintf(log, "warning: --warmup %.0f steps is the whole run of %ld: the learning rate climbs the whole time, "
                 "reaches --lr %g only at the last step and never decays (give fewer steps, or a fraction such as "

@@ -299,7 +299,7 @@ static int prepare(Trainer *t, const char *data_path, int resume, int argc, char
     if ((rc = corpus_prepare(&t->corpus, t->o, t->dist, data_path, stdout, err, errlen)) != EXIT_OK) return rc;
     t->n_train = t->corpus.train.total;
     if ((rc = build_model(t, err, errlen)) != EXIT_OK) return rc;
-    t->steps_per_epoch = (t->n_train + t->o->batch_size - 1) / t->o->batch_size;
+    t->steps_per_epoch = schedule_steps_per_epoch(t->n_train, t->o->batch_size);
     t->total_steps = (long)t->o->epochs * t->steps_per_epoch;
     t->warmup_steps = schedule_warmup_steps(t->o->warmup, t->total_steps);
     if (corpus_class_weights(&t->corpus, t->o, t->dist, &t->class_weights) != 0 || allocate_buffers(t) != 0 ||

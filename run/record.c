@@ -246,12 +246,12 @@ int record_check_data(const RunRecord *info, char *err, size_t errlen) {
             return fail(err, errlen, ERR_INPUT, "%s (the %s data) was a descriptor of the training process (a "
                         "pipe, such as <(...) gives), which ended with it: it cannot be read again to check it is "
                         "unchanged; save the data to a file and train on that", file->path, file->role);
-        if (stat(file->path, &st) != 0 && file->path[0] != '/' && info->cwd)   /* looked for in both places */
-            return fail(err, errlen, ERR_INPUT, "the %s data of the run cannot be read: %s: %s (looked for in %s, "
-                        "where the run started, and here)", file->role, file->path, strerror(errno), info->cwd);
-        if (stat(file->path, &st) != 0)
-            return fail(err, errlen, ERR_INPUT, "the %s data of the run cannot be read: %s: %s", file->role,
-                        file->path, strerror(errno));
+        if (stat(file->path, &st) != 0) {
+            int relative = file->path[0] != '/' && info->cwd;   /* then looked for in both places */
+            return fail(err, errlen, ERR_INPUT, "the %s data of the run cannot be read: %s: %s%s%s%s", file->role,
+                        file->path, strerror(errno), relative ? " (looked for in " : "", relative ? info->cwd : "",
+                        relative ? ", where the run started, and here)" : "");
+        }
         /* a FIFO would block here, and a pipe's data was read once by the run itself */
         if (!S_ISREG(st.st_mode))
             return fail(err, errlen, ERR_INPUT, "%s (the %s data) is not a regular file but a pipe, FIFO or device: it "

@@ -34,9 +34,8 @@ void rundir_default(const char *data_path, const char *suffix, char *buf, size_t
     const char *slash = strrchr(data_path, '/');
     const char *base = slash ? slash + 1 : data_path;
     char name[256];
-    snprintf(name, sizeof name, "%s", base);
     /* <(...) and /dev/stdin: a descriptor's number or "stdin" names nothing of the data */
-    if (fileio_is_descriptor(data_path)) snprintf(name, sizeof name, "pipe");
+    snprintf(name, sizeof name, "%s", fileio_is_descriptor(data_path) ? "pipe" : base);
     char *dot = strrchr(name, '.');
     if (dot && dot != name) *dot = '\0';
     if ((strcmp(name, "train") == 0 || strcmp(name, "data") == 0) && slash && slash != data_path) {

@@ -16,6 +16,8 @@ double schedule_lr(double lr, long step, long warmup_steps, long total_steps) {
     return lr * 0.5 * (1.0 + cos(M_PI * progress));
 }
 
+int schedule_steps_per_epoch(int n, int batch_size) { return (n + batch_size - 1) / batch_size; }
+
 long schedule_warmup_steps(double warmup, long total_steps) {
     long w = warmup < 1.0 ? lround(warmup * total_steps) : (long)warmup;
     return w > total_steps ? total_steps : w;

@@ -10,6 +10,9 @@
  * lr/W at the first step to lr at step W-1, then cosine decay toward 0
  * over the remaining steps. */
 double schedule_lr(double lr, long step, long warmup_steps, long total_steps);
+/* Optimizer steps in an epoch of n examples: batches of batch_size, the
+ * last one partial. */
+int schedule_steps_per_epoch(int n, int batch_size);
 /* --warmup below 1 is a fraction of all steps (rounded), 1 or more a step
  * count; never more than total_steps. */
 long schedule_warmup_steps(double warmup, long total_steps);
