@@ -5,6 +5,7 @@
  * that output lines stay aligned with input lines; stderr counts each kind,
  * and --strict makes any of them an error. */
 #include <errno.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -125,44 +126,93 @@ static int add_input(Predictor *p, const char *s, size_t len) {
     return p->n == CLI_BATCH ? flush_batch(p) : EXIT_OK;
 }
 
-/* The next line of f without its '\n' into *line (grown as needed); *got is
- * 0 at the end of the input. Returns 0 or an exit code. A line longer than MAX_LINE_BYTES, training's
+/* Standard input, read through a buffer of our own (not stdio's), so that
+ * the reader knows when it has nothing left in hand: before it would wait
+ * for more, the inputs already read are labelled and printed. A file or a
+ * fast pipe still fills whole batches; someone typing, or a program writing
+ * a line now and then, gets each answer as soon as its line is in. The
+ * labels do not depend on how the inputs are batched (padding is masked). */
+typedef struct {
+    int fd;
+    size_t pos, len;
+    char buf[1 << 16];
+} LineReader;
+
+/* Whether reading more would not block: bytes in hand, or the descriptor is
+ * readable (a regular file always is; a pipe or terminal with data or at
+ * its end is too). */
+static int reader_ready(LineReader *r) {
+    if (r->pos < r->len) return 1;
+    struct pollfd pfd = {.fd = r->fd, .events = POLLIN};
+    int n;
+    while ((n = poll(&pfd, 1, 0)) < 0 && errno == EINTR) {}
+    return n != 0;   /* on an error, the read says what it is */
+}
+
+/* Refills the buffer; returns the bytes read (0 at the end) or -1 (errno set). */
+static ssize_t reader_fill(LineReader *r) {
+    ssize_t n;
+    while ((n = read(r->fd, r->buf, sizeof r->buf)) < 0 && errno == EINTR) {}
+    r->pos = 0;
+    r->len = n > 0 ? (size_t)n : 0;
+    return n;
+}
+
+/* The next line without its '\n' into *line (grown as needed); *got is 0 at
+ * the end of the input. Returns 0 or an exit code. A line longer than MAX_LINE_BYTES, training's
  * limit, is an error as soon as the limit is passed: the input may be a
  * stream that never ends, so the rest is not read. */
-static int next_line(FILE *f, long number, char **line, size_t *cap, size_t *len, int *got, char *err,
+static int next_line(LineReader *r, long number, char **line, size_t *cap, size_t *len, int *got, char *err,
                      size_t errlen) {
     size_t n = 0;
-    int c;
     *got = 0;
-    while ((c = getc_unlocked(f)) != EOF) {
+    for (;;) {
+        if (r->pos == r->len) {
+            ssize_t filled = reader_fill(r);
+            if (filled < 0)
+                return fail(err, errlen, ERR_RUNTIME, "standard input, line %ld: read error: %s", number, strerror(errno));
+            if (filled == 0) break;
+        }
         *got = 1;
-        if (c == '\n') break;
-        if (n == MAX_LINE_BYTES)
+        const char *from = r->buf + r->pos, *newline = memchr(from, '\n', r->len - r->pos);
+        size_t take = newline ? (size_t)(newline - from) : r->len - r->pos;
+        if (take > MAX_LINE_BYTES - n)
             return fail(err, errlen, ERR_INPUT, "standard input, line %ld: too long (more than %zu bytes, the limit; reading stopped "
                         "there)", number, MAX_LINE_BYTES);
-        if (n + 1 >= *cap) {
-            size_t grown_cap = *cap ? 2 * *cap : 4096;
+        if (n + take + 1 > *cap) {
+            size_t grown_cap = *cap ? *cap : 4096;
+            while (grown_cap < n + take + 1) grown_cap *= 2;
             char *grown = realloc(*line, grown_cap);
             if (!grown) return fail(err, errlen, ERR_RUNTIME, "standard input, line %ld: out of memory", number);
             *line = grown;
             *cap = grown_cap;
         }
-        (*line)[n++] = (char)c;
+        memcpy(*line + n, from, take);
+        n += take;
+        r->pos += take + (newline ? 1 : 0);
+        if (newline) break;
     }
-    if (ferror(f)) return fail(err, errlen, ERR_RUNTIME, "standard input, line %ld: read error: %s", number, strerror(errno));
     *len = n;
     return EXIT_OK;
 }
 
 static int read_stdin(Predictor *p) {
     if (isatty(STDIN_FILENO))
-        fprintf(stderr, "reading texts from the terminal, one per line; end with Ctrl-D "
-                        "(or give them as arguments: ./train predict --model RUN \"a text\")\n");
+        fprintf(stderr, "reading texts from the terminal, one per line, each labelled when you press Enter; end with "
+                        "Ctrl-D (or give them as arguments: ./train predict --model RUN \"a text\")\n");
+    LineReader *r = malloc(sizeof *r);
+    if (!r) return cli_report(EXIT_RUNTIME, "out of memory");
+    r->fd = STDIN_FILENO;
+    r->pos = r->len = 0;
     char *line = NULL, err[256];
     size_t cap = 0, len = 0;
     int rc = EXIT_OK, got = 1;
     while (rc == EXIT_OK && got) {
-        rc = next_line(stdin, p->n_inputs + 1, &line, &cap, &len, &got, err, sizeof err);
+        if (p->n > 0 && !reader_ready(r)) {   /* about to wait: answer what is in hand first */
+            rc = flush_batch(p);
+            if (rc != EXIT_OK) break;
+        }
+        rc = next_line(r, p->n_inputs + 1, &line, &cap, &len, &got, err, sizeof err);
         if (rc != EXIT_OK) {
             rc = cli_report(rc, err);
             break;
@@ -174,6 +224,7 @@ static int read_stdin(Predictor *p) {
         rc = add_input(p, s, len);
     }
     free(line);
+    free(r);
     return rc;
 }
 

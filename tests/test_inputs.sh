@@ -69,10 +69,35 @@ rc=$?
 [ "$rc" -eq 2 ] && grep -q "error: standard input, line 2: too long (more than 1048576 bytes, the limit" "$tmp/err" \
     && pass "an endless line on stdin: exit 2, '$(head -c 90 "$tmp/err")...'" || fail "endless line: exit $rc, $(head -c 300 "$tmp/err")"
 
+# a line that arrives alone is answered at once, not when a batch of 32 fills
+# or the input ends: the writer below keeps the pipe open until the answer
+# to its first line is out (or 20 s pass), then sends a second line
+mkfifo "$tmp/slow"
+$TRAIN predict "${RUN[@]}" < "$tmp/slow" > "$tmp/out" 2> "$tmp/err" &
+reader=$!
+{
+    echo "good movie"
+    for _ in $(seq 200); do [ -s "$tmp/out" ] && break; sleep 0.1; done
+    [ -s "$tmp/out" ] && echo "answered" > "$tmp/first"
+    echo "bad movie"
+} > "$tmp/slow"
+wait $reader; rc=$?
+[ -s "$tmp/first" ] && [ $rc -eq 0 ] && [ "$(wc -l < "$tmp/out")" -eq 2 ] \
+    && pass "a line on a slow pipe is answered before the next arrives: $(head -n 1 "$tmp/out")" \
+    || fail "slow pipe: exit $rc, first answered: $(cat "$tmp/first" 2>/dev/null || echo no), out: $(cat "$tmp/out")"
+# and the answers do not depend on how the lines were batched: a file of 40
+# lines (a full batch, then 8) gives the labels and probabilities that the
+# lines give one at a time
+for i in $(seq 40); do [ $((i % 3)) = 0 ] && echo "good movie number $i" || echo "bad"; done > "$tmp/forty"
+$TRAIN predict --probs "${RUN[@]}" < "$tmp/forty" > "$tmp/batched"
+while IFS= read -r text; do $TRAIN predict --probs "${RUN[@]}" "$text"; done < "$tmp/forty" > "$tmp/single"
+cmp -s "$tmp/batched" "$tmp/single" && pass "batched and one-by-one predictions agree byte for byte (40 lines)" \
+    || fail "batching changed predictions: $(diff "$tmp/batched" "$tmp/single" | head -n 4)"
+
 # a terminal with no TEXT: a one-line hint on stderr (script gives the command a terminal)
 if command -v script > /dev/null; then
     (sleep 1; printf 'good movie\n\004') | timeout 20 script -qec "$TRAIN predict --model $tmp/run" /dev/null > "$tmp/tty" 2>&1
-    grep -q "reading texts from the terminal, one per line; end with Ctrl-D" "$tmp/tty" \
+    grep -q "reading texts from the terminal, one per line, each labelled when you press Enter; end with Ctrl-D" "$tmp/tty" \
         && pass "a terminal with no TEXT gets a hint" || fail "no hint on a terminal: $(cat "$tmp/tty")"
     $TRAIN predict "${RUN[@]}" < /dev/null 2> "$tmp/err"
     [ ! -s "$tmp/err" ] && pass "no hint when stdin is not a terminal" || fail "hint without a terminal: $(cat "$tmp/err")"
