@@ -234,3 +234,8 @@ int fileio_is_descriptor(const char *path) {
     return strncmp(path, "/dev/fd/", 8) == 0 || strcmp(path, "/dev/stdin") == 0 ||
            (strncmp(path, "/proc/", 6) == 0 && strstr(path, "/fd/") != NULL);
 }
+
+int fileio_same_file(const char *a, const char *b) {
+    struct stat sa, sb;
+    return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}

@@ -20,5 +20,8 @@ int make_dirs(const char *path, char *err, size_t errlen);
  * /dev/stdin, /proc/.../fd/N: what bash's <(...) gives): in a later
  * process it is gone, or another file. */
 int fileio_is_descriptor(const char *path);
+/* 1 when both paths exist and name the same file or directory (the same
+ * device and inode, whatever the spelling: runs/a, ./runs/a/, a link). */
+int fileio_same_file(const char *a, const char *b);
 
 #endif

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 
 #include "cli/commands.h"
+#include "base/fileio.h"
 #include "cli/traces.h"
 #include "run/fit.h"
 #include "run/record.h"
@@ -67,6 +68,15 @@ int command_reproduce(const Options *o, int argc, char **argv) {
         fprintf(stderr, "error: cannot reproduce %s: it was started with --epochs %d and resumed with --epochs %d: "
                 "its learning-rate schedule changed where it resumed, and a new run does not replay that\n", dir,
                 info.options.epochs, resumed_epochs ? resumed_epochs : n_recorded);
+        record_free(&info);
+        return EXIT_USAGE;
+    }
+    /* the reproduction into the run itself would replace the record it is
+     * compared with (and then compare the new run with itself) */
+    if (o->out_dir && *o->out_dir && fileio_same_file(o->out_dir, dir)) {
+        fprintf(stderr, "error: --out %s is the run being reproduced: its record would be replaced by the reproduction "
+                "and the comparison would be with itself; give another directory, or leave out --out (default: "
+                "%s/reproduce)\n", o->out_dir, dir);
         record_free(&info);
         return EXIT_USAGE;
     }

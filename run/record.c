@@ -167,13 +167,17 @@ int record_read(const char *dir, int resolve, RunRecord *info, char *err, size_t
     snprintf(path, sizeof path, "%s/run.json", dir);
     size_t len;
     char *text = (char *)read_file(path, &len, err, errlen);
-    if (!text) return -1;
+    if (!text) {
+        record_free(info);   /* the defaults' strings */
+        return -1;
+    }
     char why[256];
     JsonValue *root = json_parse(text, len, why, sizeof why);
     free(text);
     if (!root || root->type != JSON_OBJECT) {
         snprintf(err, errlen, "%s: not a run record: %s", path, root ? "not an object" : why);
         json_free(root);
+        record_free(info);
         return -1;
     }
     int rc = 0;

@@ -277,6 +277,14 @@ done
 head -c 1000 "$tmp/stopped/state.safetensors" >"$tmp/cut" && cp "$tmp/cut" "$tmp/stopped/state.safetensors"
 case_run "truncated state.safetensors on --resume" 2 "state\.safetensors: header size" --resume "$tmp/stopped"
 
+# A run directory whose run.json is empty or gone: --resume, reproduce and
+# diff refuse it, naming the file (and leak nothing on the way out).
+cp -r "$tmp/stopped" "$tmp/norecord" && : >"$tmp/norecord/run.json"
+case_run "empty run.json on --resume" 2 "norecord/run\.json: not a run record" --resume "$tmp/norecord"
+case_run "empty run.json on reproduce" 2 "norecord/run\.json: not a run record" reproduce "$tmp/norecord"
+rm "$tmp/norecord/run.json"
+case_run "no run.json on diff" 2 "norecord/run\.json: No such file" diff "$tmp/norecord" "$tmp/stopped"
+
 echo "REPORT bad input: $cases cases (data, options, checkpoints), each under ./train and the ASan/UBSan build"
 # The README counts these cases in two places; both must say this run's number.
 said=$(grep -oE "[0-9]+ bad-input and|runs [0-9]+ such cases" "$README" | grep -oE "[0-9]+" | tr '\n' ' ')

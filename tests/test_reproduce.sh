@@ -74,6 +74,15 @@ rc=$?
 [ $rc -eq 1 ] && grep -q 'first difference' "$tmp/re-diff.txt" && grep -q '^DIFFERENT' "$tmp/re-diff.txt" \
     && pass "a differing trace is marked and exits 1" || fail "differing trace: exit $rc"
 
+# the reproduction into the run itself (any spelling of it, even with
+# --overwrite): refused before anything is written, the record kept
+cp "$tmp/a/metrics.csv" "$tmp/a-metrics.bak"
+$TRAIN reproduce "$tmp/a" --out "$tmp/./a/" --overwrite > /dev/null 2> "$tmp/self.err"
+rc=$?
+[ $rc -eq 2 ] && grep -q "is the run being reproduced" "$tmp/self.err" && cmp -s "$tmp/a/metrics.csv" "$tmp/a-metrics.bak" \
+    && pass "reproduce --out RUN itself refused, the record untouched: $(head -c 90 "$tmp/self.err")..." \
+    || fail "reproduce into itself: exit $rc: $(cat "$tmp/self.err")"
+
 # one changed byte in the data: refused, naming the file
 cp "$tmp/data.tsv" "$tmp/data.bak"
 printf 'z' | dd of="$tmp/data.tsv" bs=1 seek=10 conv=notrunc 2> /dev/null
