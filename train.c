@@ -4,11 +4,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #ifdef _OPENMP
 #include <omp.h>
 #endif
 
+#include "base/fileio.h"
 #include "cli/commands.h"
 #include "cli/usage.h"
 #include "run/dist.h"
@@ -37,14 +39,32 @@ static int report_fit_error(const DistContext *dist, int rc, const char *err) {
 }
 
 /* --resume RUN: the recorded options, with the few that may change taken from the command line. */
-static int resume(const DistContext *dist, const Options *given, int argc, char **argv) {
+/* Options given with --resume that the run cannot take: a value that
+ * differs from the recorded one (the same value, as when the first command
+ * is run again with --resume added, is no change). Returns 0 or EXIT_USAGE
+ * with the message printed. */
+static int refuse_changes(const Options *given, const Options *recorded, const char *dir) {
     for (int k = 0; k < OPTION_COUNT; k++) {
-        if (options_given(given, OPTION_TABLE[k].name) && !is_resumable(OPTION_TABLE[k].name)) {
-            fprintf(stderr, "error: --%s cannot change when resuming; only --epochs, --patience, --stop-after, "
-                            "--threads and --quiet can\n", OPTION_TABLE[k].name);
-            return EXIT_USAGE;
-        }
+        const OptionSpec *s = &OPTION_TABLE[k];
+        if (!options_given(given, s->name) || is_resumable(s->name)) continue;
+        char now[4096], then[4096];
+        options_format(given, s, now, sizeof now);
+        options_format(recorded, s, then, sizeof then);
+        /* a path may be spelled otherwise (the record's are absolute); --out is the run itself */
+        int is_out = strcmp(s->name, "out") == 0;
+        int same = (!is_out && strcmp(now, then) == 0) || fileio_same_file(now, is_out ? dir : then);
+        if (same) continue;
+        if (is_out)
+            fprintf(stderr, "error: --out %s: a resumed run continues in its own directory, %s; drop --out\n", now, dir);
+        else
+            fprintf(stderr, "error: --%s cannot change when resuming (%s has %s, given %s); only --epochs, --patience, "
+                            "--stop-after, --threads and --quiet can\n", s->name, dir, then, now);
+        return EXIT_USAGE;
     }
+    return 0;
+}
+
+static int resume(const DistContext *dist, const Options *given, int argc, char **argv) {
     if (given->n_args > 0) {
         fprintf(stderr, "error: --resume takes its data from the run's record; drop '%s'\n", given->args[0]);
         return EXIT_USAGE;
@@ -61,6 +81,11 @@ static int resume(const DistContext *dist, const Options *given, int argc, char 
     if (record_read(given->resume_dir, 1, &info, err, sizeof err) != 0) {
         rundir_release(&dir);
         fprintf(stderr, "error: cannot resume: %s\n", err);
+        return EXIT_USAGE;
+    }
+    if (refuse_changes(given, &info.options, given->resume_dir) != 0) {
+        record_free(&info);
+        rundir_release(&dir);
         return EXIT_USAGE;
     }
     int started_epochs = info.options.epochs;
@@ -139,8 +164,18 @@ static int help_command(int argc, char **argv) {
 /* A first argument that is neither a command nor a file, but close to a
  * command's name, is a mistyped command: 1 after saying so. */
 static int mistyped_command(const char *word) {
-    if (word[0] == '-' || access(word, F_OK) == 0) return 0;
-    const char *close = usage_suggest_command(word);
+    /* the words other tools use for these commands */
+    static const char *const OTHER_NAMES[][2] = {{"train", "fit"}, {"evaluate", "eval"}, {"infer", "predict"},
+                                                 {"inference", "predict"}, {"resume", "--resume"}};
+    const char *other = NULL;
+    for (size_t i = 0; i < sizeof OTHER_NAMES / sizeof *OTHER_NAMES; i++)
+        if (strcmp(word, OTHER_NAMES[i][0]) == 0) other = OTHER_NAMES[i][1];
+    /* a file of that name is data, unless it is a program (./train train
+     * DATA, run beside the binary) */
+    struct stat st;
+    int exists = stat(word, &st) == 0, program = exists && S_ISREG(st.st_mode) && access(word, X_OK) == 0;
+    if (word[0] == '-' || (exists && !(other && program))) return 0;
+    const char *close = other ? other : usage_suggest_command(word);
     if (!close) return 0;
     fprintf(stderr, "error: unknown command '%s'; did you mean '%s'? (to train on a file: ./train DATA.tsv; "
                     "see ./train --help)\n", word, close);

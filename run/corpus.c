@@ -566,10 +566,15 @@ int corpus_prepare(Corpus *c, const Options *o, const DistContext *dist, const c
     if (o->max_len == 0) {
         double truncated = c->enc_train.n_truncated;
         dist_sum_doubles(dist, &truncated, 1);   /* every rank takes part, quiet or not */
-        if (!o->quiet)
+        int capped = truncated > c->train.total - ceil(AUTO_COVERAGE * c->train.total);   /* 99% not held */
+        if (!o->quiet && !capped)
             fprintf(log, "max-len auto: %d, the smallest multiple of %d holding %.0f%% of the training sequences "
                     "(at most %d); it truncates %.0f of %d\n", c->max_len, AUTO_MULTIPLE, 100 * AUTO_COVERAGE,
                     AUTO_MAX_LEN, truncated, c->train.total);
+        else if (!o->quiet)
+            fprintf(log, "max-len auto: %d, its cap, holds fewer than %.0f%% of the training sequences: it "
+                    "truncates %.0f of %d (a larger --max-len N holds more; time and memory grow with N)\n",
+                    c->max_len, 100 * AUTO_COVERAGE, truncated, c->train.total);
     }
     if (c->has_val && (rc = encode(dist, &c->val, c, c->max_len, &c->enc_val, "validation", log, err, errlen)))
         return rc;

@@ -480,10 +480,17 @@ static int train_step(Trainer *t, int epoch, int s, char *err, size_t errlen) {
         stats[0] *= t->rank_shares[t->dist->rank];
         dist_sum_doubles(t->dist, stats, 4);
     }
-    if (!isfinite(stats[0]) || !isfinite(model_clip_grads(m, o->clip)))
+    if (!isfinite(stats[0]) || !isfinite(model_clip_grads(m, o->clip))) {
+        /* what is kept, and what to change: a clip only helps when it is on */
+        char model[4200], advice[64];
+        rundir_path(model, sizeof model, t->dir, "model.safetensors");
+        snprintf(advice, sizeof advice, o->clip > 0 ? "a lower --lr or --clip" : "a lower --lr, or --clip 1");
         return fail(err, errlen, ERR_RUNTIME, "the loss or gradient became NaN/Inf at epoch %d, step %d (global step "
-                    "%ld); training stopped, the last good checkpoint in %s is kept. Try a lower --lr or --clip.",
-                    epoch, s + 1, global_step + 1, t->dir);
+                    "%ld); training stopped, %s. Start again with %s (and --overwrite to train into %s again)",
+                    epoch, s + 1, global_step + 1,
+                    access(model, F_OK) == 0 ? "the last good checkpoint is kept" : "before any checkpoint was saved",
+                    advice, t->dir);
+    }
     model_adamw_step(m, (float)schedule_lr(o->lr, global_step, t->warmup_steps, t->total_steps),
                      (float)o->weight_decay);
     TrainProgress *p = &t->progress;
@@ -525,6 +532,13 @@ static int write_epoch_files(Trainer *t, int epoch, int improved, char *err, siz
         if (rc != EXIT_OK) return rc;
     }
     int rc = state_save(t->model, t->average, p, t->dir, err, errlen);
+    if (rc != EXIT_OK && (!t->best_params || improved)) {
+        /* the checkpoint is of this epoch, the rest of the run is not: say so */
+        size_t used = strlen(err);
+        snprintf(err + used, errlen - used, ". model.safetensors already holds epoch %d, but the state, metrics.csv "
+                 "and report.txt still end at epoch %d; --resume %s once there is room trains epoch %d again (to the "
+                 "same numbers) and brings them level", epoch, epoch - 1, t->dir, epoch);
+    }
     return rc != EXIT_OK ? rc : write_history_files(t, err, errlen);
 }
 
@@ -755,8 +769,15 @@ int fit(const DistContext *dist, const Options *o, const char *data_path, const 
     if (rc == EXIT_OK && resume && t.writer && t.progress.n_history > 0) rc = write_history_files(&t, err, errlen);
     if (rc == EXIT_OK) {
         print_intro(&t, resume);
+        if (resume && o->stop_after > 0 && o->stop_after <= t.progress.epochs_done && o->stop_after < o->epochs &&
+            t.writer)
+            fprintf(stderr, "warning: --stop-after %d has no effect: %s has done %d epoch%s already (give a later "
+                    "epoch to stop after)\n", o->stop_after, out_dir, t.progress.epochs_done,
+                    t.progress.epochs_done == 1 ? "" : "s");
         if (t.progress.epochs_done >= o->epochs && t.progress.step_in_epoch == 0)
-            printf("all %d epochs of %s are done; nothing to train (raise --epochs to continue)\n", o->epochs, out_dir);
+            printf("%d epochs of %s are done, %s --epochs %d; nothing to train (raise --epochs to continue)\n",
+                   t.progress.epochs_done, out_dir, t.progress.epochs_done > o->epochs ? "more than" : "all of",
+                   o->epochs);
         rc = train_epochs(&t, err, errlen);
         if (rc == EXIT_OK && !t.paused) {   /* MPI: every rank evaluates its share, rank 0 alone reports */
             FinalReportOptions fo = {t.progress.best_epoch, t.best_params != NULL, o->quiet,

@@ -252,7 +252,12 @@ static int refuse(const char *dir, const RunDirPolicy *policy, int status, const
                     dir, why[0] ? why : "another process", dir, LOCK_NAME,
                     policy->mode == RUNDIR_RESUME ? "" : ", or choose another directory with --out DIR");
     char resume[4200] = "";
-    if (policy->resumable) snprintf(resume, sizeof resume, ", --resume %s to continue it", dir);
+    /* --resume continues from a saved state: a run that ended before one
+     * was written (a failure in its first epoch) can only be replaced */
+    char state[4200];
+    rundir_path(state, sizeof state, dir, "state.safetensors");
+    if (policy->resumable && access(state, F_OK) == 0)
+        snprintf(resume, sizeof resume, ", --resume %s to continue it", dir);
     return fail(err, errlen, ERR_INPUT, "%s holds a run (%s) and is not replaced: give --overwrite to replace it%s, "
                 "or --out DIR to write elsewhere", dir, why, resume);
 }

@@ -242,6 +242,64 @@ else
     fail "overflowing weights: exit $rc, stderr: $(cat "$tmp/err.txt")"
 fi
 
+# A loss that overflows in the first epoch (no checkpoint yet, clipping
+# off): the message says nothing was saved and offers --clip, not "a lower
+# --clip"; training into that directory again is refused with --overwrite as
+# the way on, never --resume (which has no state to continue from).
+"$TRAIN" "${SMALL[@]}" --threads 1 --lr 10 --weight-decay 10 --clip 0 --warmup 0 --out "$tmp/nan1" >/dev/null 2>"$tmp/err.txt"
+rc=$?
+"$TRAIN" "${SMALL[@]}" --threads 1 --out "$tmp/nan1" >/dev/null 2>"$tmp/again.txt"
+rc2=$?
+if [ "$rc" -eq 1 ] && grep -q "NaN/Inf at epoch 1, .*before any checkpoint was saved. Start again with a lower --lr, or --clip 1" \
+        "$tmp/err.txt" && [ "$rc2" -eq 2 ] && grep -q "give --overwrite" "$tmp/again.txt" && ! grep -q -- "--resume" "$tmp/again.txt"; then
+    pass "overflow in epoch 1: '$(grep -o "training stopped.*" "$tmp/err.txt" | cut -c1-110)...'; a new run there is pointed to --overwrite only"
+else
+    fail "overflow in epoch 1: exit $rc: $(cat "$tmp/err.txt"); again: exit $rc2: $(cat "$tmp/again.txt")"
+fi
+
+# A resume that asks for fewer epochs than are done says how many are done
+cp -r "$tmp/full" "$tmp/fewer"
+out=$("$TRAIN" --resume "$tmp/fewer" --epochs 2 --threads 1 2>&1)
+grep -q "4 epochs of $tmp/fewer are done, more than --epochs 2; nothing to train" <<<"$out" \
+    && pass "--epochs below the epochs done: '$(grep -o "4 epochs.*" <<<"$out" | sed "s|$tmp/||")'" \
+    || fail "--epochs below the epochs done: $out"
+
+# What may change on resume: the first command again with --resume added
+# (the same --d-model, --out the run itself) is no change and proceeds; a
+# different value is refused naming both values, another --out is refused;
+# a --stop-after epoch already passed is said to have no effect.
+"$TRAIN" "${SMALL[@]}" --threads 1 --stop-after 1 --out "$tmp/same" >/dev/null
+"$TRAIN" --resume "$tmp/same" --d-model 16 --out "$tmp/./same/" --stop-after 2 --threads 1 >/dev/null 2>"$tmp/err.txt" \
+    && [ "$(($(wc -l <"$tmp/same/metrics.csv") - 1))" -eq 2 ] && [ ! -s "$tmp/err.txt" ] \
+    && pass "--resume with the recorded --d-model and --out the run itself: no change, resumed" \
+    || fail "--resume with unchanged options: $(cat "$tmp/err.txt")"
+"$TRAIN" --resume "$tmp/same" --d-model 32 --threads 1 >/dev/null 2>"$tmp/err.txt"; rc=$?
+[ $rc -eq 2 ] && grep -q -- "--d-model cannot change when resuming ($tmp/same has 16, given 32)" "$tmp/err.txt" \
+    && pass "--resume with another --d-model: exit 2, naming both values" || fail "changed --d-model: exit $rc: $(cat "$tmp/err.txt")"
+"$TRAIN" --resume "$tmp/same" --out "$tmp/not-made" --threads 1 >/dev/null 2>"$tmp/err.txt"; rc=$?
+[ $rc -eq 2 ] && grep -q -- "a resumed run continues in its own directory" "$tmp/err.txt" && [ ! -e "$tmp/not-made" ] \
+    && pass "--resume with another --out: exit 2" || fail "--resume --out not-made: exit $rc: $(cat "$tmp/err.txt")"
+"$TRAIN" --resume "$tmp/same" --stop-after 1 --threads 1 >/dev/null 2>"$tmp/err.txt"; rc=$?
+[ $rc -eq 0 ] && grep -q -- "warning: --stop-after 1 has no effect: $tmp/same has done 2 epochs already" "$tmp/err.txt" \
+    && pass "--stop-after an epoch already done: warned, the run goes on" || fail "--stop-after passed: exit $rc: $(cat "$tmp/err.txt")"
+
+# A disk that fills between the checkpoint and the state (a file-size limit
+# between their sizes): exit 1, the message says which files hold which
+# epoch, and --resume with room brings them level, ending as an unbroken run.
+"$TRAIN" "${SMALL[@]}" --threads 1 --stop-after 1 --out "$tmp/fill" >/dev/null
+model_kb=$(( $(stat -c %s "$tmp/fill/model.safetensors") / 1024 )) state_kb=$(( $(stat -c %s "$tmp/fill/state.safetensors") / 1024 ))
+if [ "$state_kb" -gt $((model_kb + 2)) ]; then
+    (trap '' XFSZ; ulimit -f $(((model_kb + state_kb) / 2)); "$TRAIN" --resume "$tmp/fill" --threads 1 --quiet) >/dev/null 2>"$tmp/err.txt"
+    rc=$?
+    "$TRAIN" --resume "$tmp/fill" --threads 1 --quiet >/dev/null 2>&1 || fail "resume after the full disk failed"
+    [ $rc -eq 1 ] && grep -q "state.safetensors: write failed: File too large. model.safetensors already holds epoch 2, but the state, metrics.csv and report.txt still end at epoch 1" "$tmp/err.txt" \
+        && pass "a disk full after the checkpoint: exit 1, '...$(grep -o "model.safetensors already.*" "$tmp/err.txt" | cut -c1-80)...'" \
+        || fail "disk full after the checkpoint: exit $rc: $(cat "$tmp/err.txt")"
+    expect_same_run "$tmp/full" "$tmp/fill" "a disk full after the checkpoint, resumed"
+else
+    skip "the state is not larger than the checkpoint here ($state_kb KB, $model_kb KB)"
+fi
+
 # ------------------------------------------------------ SIGKILL at 20 moments
 # Epochs of a few tens of milliseconds, a checkpoint and state every epoch; the
 # trainer is killed -9 after seeded random delays, alternating fresh starts and
