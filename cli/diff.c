@@ -1,5 +1,6 @@
 /* diff.c: `./train diff RUN_A RUN_B`: two runs' options and traces side
  * by side, the options that differ marked. */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,6 +9,21 @@
 #include "cli/commands.h"
 #include "cli/traces.h"
 #include "run/record.h"
+#include "run/rundir.h"
+
+/* A run's trace, or none (0 epochs, said in a note) for a run that has
+ * not finished an epoch and so has no metrics.csv yet. */
+static int diff_trace(const char *dir, EpochRecord **h, int *has_val) {
+    char path[4096];
+    rundir_path(path, sizeof path, dir, "metrics.csv");
+    if (access(path, F_OK) != 0 && errno == ENOENT) {
+        printf("note: %s has no finished epoch yet (no metrics.csv): its trace is empty\n", dir);
+        *h = NULL;
+        *has_val = 0;
+        return 0;
+    }
+    return traces_read(dir, h, has_val);
+}
 
 int command_diff(const Options *o) {
     if (o->n_args != 2) return cli_usage_error("diff needs two run directories");
@@ -40,7 +56,7 @@ int command_diff(const Options *o) {
     record_free(&info[1]);
     EpochRecord *a = NULL, *b = NULL;
     int val_a = 0, val_b = 0;
-    int n_a = traces_read(o->args[0], &a, &val_a), n_b = traces_read(o->args[1], &b, &val_b);
+    int n_a = diff_trace(o->args[0], &a, &val_a), n_b = diff_trace(o->args[1], &b, &val_b);
     if (n_a >= 0 && n_b >= 0) traces_print(stdout, o->args[0], a, n_a, o->args[1], b, n_b, val_a && val_b, 0);
     free(a);
     free(b);

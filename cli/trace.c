@@ -667,6 +667,13 @@ int command_trace(const Options *o, int argc, char **argv) {
                  "own tokens; classes 'class 0', 'class 1')", o->seed);
     }
     tr.source = source;
+    /* a pretrain run has no classes: no loss of a label to walk back */
+    if (rc == EXIT_OK && o->backward && model_is_mlm(&tr.run.model->cfg)) {
+        snprintf(err, sizeof err, "--backward: %s is a pretrain run (a masked-token model without classes), so there "
+                 "is no label's loss to walk back; trace a classifier, such as one fine-tuned from it with --init",
+                 o->model_dir);
+        rc = EXIT_USAGE;
+    }
     if (rc == EXIT_OK && o->label && *o->label) {
         extras.label = labels_index(&tr.run.labels, o->label);
         if (extras.label < 0) {

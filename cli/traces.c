@@ -18,6 +18,12 @@ static int same_numbers(const EpochRecord *a, const EpochRecord *b, int has_val)
     return strcmp(x, y) == 0;
 }
 
+/* One side of a row: loss and accuracy, then the validation pair or blanks. */
+static void trace_cells(char *buf, size_t len, const EpochRecord *r, int has_val) {
+    if (has_val) snprintf(buf, len, "%8.4f %8.4f %8.4f %8.4f", r->train_loss, r->train_acc, r->val_loss, r->val_acc);
+    else snprintf(buf, len, "%8.4f %8.4f", r->train_loss, r->train_acc);
+}
+
 int traces_print(FILE *out, const char *name_a, const EpochRecord *a, int n_a, const char *name_b,
                  const EpochRecord *b, int n_b, int has_val, int mark_diff) {
     int n = n_a > n_b ? n_a : n_b, differing = 0, first_marked = 0;
@@ -26,10 +32,8 @@ int traces_print(FILE *out, const char *name_a, const EpochRecord *a, int n_a, c
             has_val ? "val acc" : "", "loss", "acc", has_val ? "val loss" : "", has_val ? "val acc" : "");
     for (int i = 0; i < n; i++) {
         char left[64] = "", right[64] = "";
-        if (i < n_a) snprintf(left, sizeof left, "%8.4f %8.4f %8.4f %8.4f", a[i].train_loss, a[i].train_acc,
-                              has_val ? a[i].val_loss : NAN, has_val ? a[i].val_acc : NAN);
-        if (i < n_b) snprintf(right, sizeof right, "%8.4f %8.4f %8.4f %8.4f", b[i].train_loss, b[i].train_acc,
-                              has_val ? b[i].val_loss : NAN, has_val ? b[i].val_acc : NAN);
+        if (i < n_a) trace_cells(left, sizeof left, &a[i], has_val);
+        if (i < n_b) trace_cells(right, sizeof right, &b[i], has_val);
         int same = i < n_a && i < n_b && same_numbers(&a[i], &b[i], has_val);
         const char *mark = "";
         if (!same) {

@@ -28,7 +28,7 @@ const CommandSpec COMMANDS[] = {
      "15% of the tokens and trains the encoder to fill them in; the table shows the masked\n"
      "tokens' loss, accuracy and perplexity. Then ./train DATA.tsv --init RUN fine-tunes a\n"
      "classifier from this encoder.\n",
-     "@training"},
+     "@training -class-weights -pool"},
     {"eval",
      "./train eval --model RUN DATA.tsv\n",
      "The classification report and confusion matrix of a saved model on labelled data,\n"

@@ -1,6 +1,7 @@
 /* saved_model.c: the checkpoint schema of a run (see saved_model.h). */
 #include "run/saved_model.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -115,6 +116,9 @@ static void model_file_path(const char *path, char *buf, size_t len) {
  * checkpoint, whose damage the full check then names. */
 static int check_is_checkpoint(const char *path, const char *file, char *err, size_t errlen) {
     struct stat st;
+    if (stat(path, &st) != 0 && errno == ENOENT)
+        return fail(err, errlen, ERR_INPUT, "%s: No such file or directory: no run directory or checkpoint there (give "
+                    "the directory a training run wrote, such as runs/NAME, or its model.safetensors)", path);
     if (stat(path, &st) == 0 && S_ISDIR(st.st_mode) && stat(file, &st) != 0) {
         /* a run that has not finished an epoch yet: run.json, perhaps a state */
         char record[4096], state[4096];
@@ -128,7 +132,7 @@ static int check_is_checkpoint(const char *path, const char *file, char *err, si
                         "stopped before one ended with nothing to resume (then train it again, with --overwrite into "
                         "the same directory)", path);
         return fail(err, errlen, ERR_INPUT, "%s: not a run directory or checkpoint: it holds no model.safetensors "
-                    "(--model takes a training run's directory or its model.safetensors)", path);
+                    "(give a training run's directory or its model.safetensors)", path);
     }
     FILE *f = fopen(file, "rb");
     if (!f) return EXIT_OK;   /* the loader names the error */
@@ -142,7 +146,7 @@ static int check_is_checkpoint(const char *path, const char *file, char *err, si
         if ((head[i] < 0x20 && head[i] != '\t' && head[i] != '\n' && head[i] != '\r') || head[i] >= 0xF5)
             return EXIT_OK;
     return fail(err, errlen, ERR_INPUT, "%s: not a run directory or checkpoint: it starts with text, where a "
-                "safetensors file starts with its header size (--model takes a training run's directory or its "
+                "safetensors file starts with its header size (give a training run's directory or its "
                 "model.safetensors)", file);
 }
 

@@ -146,6 +146,17 @@ grep -q "both choose column 2" "$tmp/err" && pass "the same column twice" || fai
 $TRAIN "$tmp/d.tsv" --out "$tmp/nohdr" --label-column 1 --text-column 2 "${TINY[@]}" > "$tmp/err" 2>&1
 grep -q "warning: .*d.tsv: the header row names the label column 'pos', which is also a label of the data: has the file no header row" \
     "$tmp/err" && pass "columns by number on a file without a header row are flagged" || fail "no-header warning: $(cat "$tmp/err")"
+# ... and also when that first line's label is not one of the data's (nothing else would show the line went)
+{ printf 'first\tan opening line\n'; cat "$tmp/d.tsv"; } > "$tmp/d-first.tsv"
+$TRAIN "$tmp/d-first.tsv" --out "$tmp/nohdr2" --label-column 1 --text-column 2 "${TINY[@]}" > "$tmp/err" 2>&1
+grep -q "note: .*d-first.tsv: line 1 was read as the header row, not as an example (columns chosen by number; its label field is 'first')" \
+    "$tmp/err" && pass "columns by number: the header row taken is said, even when its label is no label" \
+    || fail "by-number header note: $(cat "$tmp/err")"
+{ printf 'sentiment\treview\n'; cat "$tmp/d.tsv"; } > "$tmp/named.tsv"
+$TRAIN "$tmp/named.tsv" --out "$tmp/c6" --label-column sentiment --text-column 2 "${TINY[@]}" > "$tmp/err" 2>&1 \
+    || fail "a TSV with a named header: $(cat "$tmp/err")"
+grep -q "line 1 was read as the header row" "$tmp/err" && fail "a header confirmed by a column name still gets the note" \
+    || pass "a header row confirmed by a column name: no note"
 $TRAIN eval --model "$tmp/run" --label-column 1 --text-column 2 "$tmp/d.tsv" > /dev/null 2> "$tmp/err"
 grep -q "warning: .*d.tsv: the header row names the label column 'pos'" "$tmp/err" \
     && pass "eval flags it too" || fail "no-header warning in eval: $(cat "$tmp/err")"

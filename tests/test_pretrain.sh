@@ -59,6 +59,10 @@ out=$(printf 'the hotel was [MASK] great\nno mask here\n' | "$TRAIN" predict --m
 "$TRAIN" trace --model "$tmp/p1" "the [MASK] was [MASK]" > "$tmp/trace.txt" 2>&1
 [ "$(grep -c '^  \[MASK\] at position' "$tmp/trace.txt")" = 2 ] && pass "trace shows the guesses at each [MASK]" \
     || fail "trace on a pretrain run: $(tail -4 "$tmp/trace.txt")"
+"$TRAIN" trace --model "$tmp/p1" "the [MASK] was good" --backward > /dev/null 2> "$tmp/trace.err"; rc=$?
+[ $rc -eq 2 ] && grep -q -- "--backward: .* is a pretrain run" "$tmp/trace.err" \
+    && pass "trace --backward on a pretrain run: refused (no label's loss), exit 2" \
+    || fail "trace --backward on a pretrain run: exit $rc: $(cat "$tmp/trace.err")"
 # reproduce and diff read a pretrain run's metrics.csv (perplexity columns, no F1)
 "$TRAIN" reproduce "$tmp/p1" --out "$tmp/r1" --threads 1 --quiet > "$tmp/r1.log" 2>&1
 rc=$?

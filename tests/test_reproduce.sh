@@ -102,6 +102,13 @@ grep -E '^lr +0\.003 +0\.001 +\*' "$tmp/diff.txt" > /dev/null && pass "diff mark
     || fail "diff marks $(grep -c ' \*$' "$tmp/diff.txt") options"
 [ "$(grep -cE '^ +[1-3] \|' "$tmp/diff.txt")" -eq 3 ] && pass "diff shows 3 epochs of both traces" \
     || fail "diff traces: $(grep -cE '^ +[1-3] \|' "$tmp/diff.txt") rows"
+# diff against a run that has not finished an epoch (run.json, no metrics.csv): its trace is empty, said in a note
+mkdir "$tmp/unfinished" && cp "$tmp/b/run.json" "$tmp/unfinished/"
+$TRAIN diff "$tmp/a" "$tmp/unfinished" > "$tmp/diff2.txt" 2>&1; rc=$?
+[ $rc -eq 0 ] && grep -q "note: $tmp/unfinished has no finished epoch yet" "$tmp/diff2.txt" \
+    && [ "$(grep -cE '^ +[1-3] \|' "$tmp/diff2.txt")" -eq 3 ] && ! grep -q "nan" "$tmp/diff2.txt" \
+    && pass "diff with an unfinished run: exit 0, a note, the other run's 3 epochs" \
+    || fail "diff with an unfinished run: exit $rc: $(cat "$tmp/diff2.txt")"
 echo "REPORT reproduce: identical at 1 and 2 threads; changed data refused; diff marks --lr"
 
 finish test_reproduce

@@ -304,6 +304,13 @@ static int table_line(Parser *p, const char *s, size_t n) {
     return record_example(p);
 }
 
+static int all_digits(const char *s) {
+    if (!*s) return 0;
+    for (; *s; s++)
+        if (*s < '0' || *s > '9') return 0;
+    return 1;
+}
+
 /* The first content line decides the format unless the name did: a CSV
  * header with 'label' and 'text' columns means CSV, anything else TSV. */
 static int first_content_line(Parser *p, const char *s, size_t n) {
@@ -319,6 +326,7 @@ static int first_content_line(Parser *p, const char *s, size_t n) {
                                           csv_find_column(&p->rec, "text") >= 0))) {
             p->format = FORMAT_TSV;
             p->tsv_table = 1;
+            p->out->header_by_number = all_digits(p->label_choice) && all_digits(p->text_choice);
             return csv_header(p);
         }
         p->rec.active = 0;
