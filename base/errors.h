@@ -22,7 +22,9 @@ enum {
 #define ERR_RUNTIME EXIT_RUNTIME
 #define ERR_INPUT EXIT_USAGE
 
-/* printf-style message into err (of errlen bytes); nothing when err is NULL. */
+/* printf-style message into err (of errlen bytes); nothing when err is NULL.
+ * One too long for err keeps its start and its end (the reason and the
+ * fix) around "...". */
 void set_error(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /* set_error, then returns code: `return fail(err, errlen, ERR_INPUT, "...", ...);` */
 int fail(char *err, size_t errlen, int code, const char *fmt, ...) __attribute__((format(printf, 4, 5)));

@@ -252,11 +252,27 @@ int model_config_from_file(const char *path, ModelConfig *cfg, char *err, size_t
     return rc;
 }
 
-static int same_config(const ModelConfig *a, const ModelConfig *b) {
-    return a->vocab_size == b->vocab_size && a->max_len == b->max_len && a->d_model == b->d_model &&
-           a->n_heads == b->n_heads && a->d_ff == b->d_ff && a->n_layers == b->n_layers &&
-           a->n_classes == b->n_classes && a->activation == b->activation && a->norm == b->norm &&
-           a->pool == b->pool && a->pe == b->pe && a->emb_scale == b->emb_scale;
+/* The first field (dropout aside) in which a file's config differs from the
+ * model's, as "name FILE in the file, MODEL in the model" in buf; 0 when
+ * they agree. Enumerations are compared by their numbers. */
+static int config_difference(const ModelConfig *file, const ModelConfig *model, char *buf, size_t len) {
+    const struct { const char *name; int file, model; } fields[] = {
+        {"vocab_size", file->vocab_size, model->vocab_size}, {"max_len", file->max_len, model->max_len},
+        {"d_model", file->d_model, model->d_model},          {"heads", file->n_heads, model->n_heads},
+        {"d_ff", file->d_ff, model->d_ff},                   {"layers", file->n_layers, model->n_layers},
+        {"n_classes", file->n_classes, model->n_classes},    {"activation", (int)file->activation, (int)model->activation},
+        {"norm", (int)file->norm, (int)model->norm},         {"pool", (int)file->pool, (int)model->pool},
+        {"pe", (int)file->pe, (int)model->pe}};
+    for (size_t i = 0; i < sizeof fields / sizeof *fields; i++)
+        if (fields[i].file != fields[i].model) {
+            snprintf(buf, len, "%s %d in the file, %d in the model", fields[i].name, fields[i].file, fields[i].model);
+            return 1;
+        }
+    if (file->emb_scale != model->emb_scale) {
+        snprintf(buf, len, "emb_scale %g in the file, %g in the model", file->emb_scale, model->emb_scale);
+        return 1;
+    }
+    return 0;
 }
 
 /* Recomputes the checksum of a file whose tensors were already checked for
@@ -297,10 +313,9 @@ static int read_tensors(const Model *m, const StFile *f, const char *path, const
                         float *const *targets, int n_groups, char *err, size_t errlen) {
     ModelConfig file_cfg;
     if (config_from_st(f, path, &file_cfg, err, errlen) != 0) return -1;
-    if (!same_config(&file_cfg, &m->cfg)) {
-        snprintf(err, errlen, "%s: its config (d_model %d, heads %d, layers %d, vocab %d, classes %d) does not "
-                 "match the model's", path, file_cfg.d_model, file_cfg.n_heads, file_cfg.n_layers,
-                 file_cfg.vocab_size, file_cfg.n_classes);
+    char differ[160];
+    if (config_difference(&file_cfg, &m->cfg, differ, sizeof differ)) {
+        snprintf(err, errlen, "%s: its config does not match the model's: %s", path, differ);
         return -1;
     }
     if (f->n_tensors != m->n_tensors * n_groups) {

@@ -168,9 +168,11 @@ static int read_text_metadata(const StFile *f, const char *file, const ModelConf
     else if (!labels || (n_labels = json_parse_string_array(labels, &label_items, why, sizeof why)) != cfg->n_classes)
         set_error(err, errlen, "%s: metadata 'labels' is missing or does not hold %d labels%s%s", file,
                   cfg->n_classes, why[0] ? ": " : "", why);
-    else if (read_vocab(f, s, vocab_items, n_vocab, why, sizeof why) != 0 ||
-             (n_labels > 0 && labels_from_names(&s->labels, label_items, n_labels) != 0))   /* none: pretraining */
-        set_error(err, errlen, "%s: %s", file, why[0] ? why : "bad vocabulary or labels");
+    else if (read_vocab(f, s, vocab_items, n_vocab, why, sizeof why) != 0)
+        set_error(err, errlen, "%s: %s", file, why[0] ? why : "bad vocabulary");
+    else if (n_labels > 0 && labels_from_names(&s->labels, label_items, n_labels) != 0)   /* none: pretraining */
+        set_error(err, errlen, "%s: metadata 'labels' must list distinct, non-empty labels in byte order, as training "
+                  "writes them", file);
     else
         rc = EXIT_OK;
     if (vocab_items) json_free_string_array(vocab_items, n_vocab);

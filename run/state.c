@@ -139,6 +139,9 @@ static int read_counters(const StFile *f, const char *path, TrainProgress *p, in
     if ((int)v[0] != p->n_history)
         return fail(err, errlen, ERR_INPUT, "%s: %d epochs done but %d recorded in 'history'", path, (int)v[0],
                     p->n_history);
+    if (v[8] > v[0] || v[9] > v[0])
+        return fail(err, errlen, ERR_INPUT, "%s: metadata 'best_epoch' %g or 'bad_epochs' %g exceeds the %g epochs done",
+                    path, v[8], v[9], v[0]);
     counters_set(p, v);
     double averaged = 0;
     if (st_meta(f, AVERAGED_KEY) &&

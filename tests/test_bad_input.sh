@@ -242,6 +242,8 @@ for key in d_model vocab labels tokenizer checksum; do
     edited "missing metadata $key" "model\.safetensors: metadata (has no )?'$key'" drop-meta "$key"
 done
 edited "metadata dropout edited" "model\.safetensors: checksum mismatch" set-meta dropout 0.5
+edited "metadata labels repeated" "model\.safetensors: metadata 'labels' must list distinct, non-empty labels in byte order" \
+    set-meta labels '["neg","neg"]'
 "$STEDIT" "$MODEL" "$tmp/e1" set-meta layers 20 && "$STEDIT" "$tmp/e1" "$tmp/edited" set-meta d_ff 1048576
 bad_model "a config too large for memory" "model\.safetensors: this config needs [0-9]+ bytes" "$tmp/edited"
 printf 'pos\tgood\n' >"$tmp/text"
@@ -276,6 +278,12 @@ done
 "$TRAIN" good.tsv "${TINY[@]}" --val-split 0 --epochs 3 --stop-after 1 --out "$tmp/stopped" >/dev/null
 head -c 1000 "$tmp/stopped/state.safetensors" >"$tmp/cut" && cp "$tmp/cut" "$tmp/stopped/state.safetensors"
 case_run "truncated state.safetensors on --resume" 2 "state\.safetensors: header size" --resume "$tmp/stopped"
+# A state valid to its checksum whose counters cannot be: refused, naming them.
+"$TRAIN" good.tsv "${TINY[@]}" --val-split 0 --epochs 3 --stop-after 1 --out "$tmp/forged" >/dev/null
+"$STEDIT" "$tmp/forged/state.safetensors" "$tmp/forged/state.safetensors" resave-meta best_epoch 1000000000 \
+    || fail "tool_stedit resave-meta failed"
+case_run "a state whose best epoch is past the epochs done" 2 "metadata 'best_epoch' 1e\+09 or 'bad_epochs' 0 exceeds the 1 epochs done" \
+    --resume "$tmp/forged" --patience 1
 
 # A run directory whose run.json is empty or gone: --resume, reproduce and
 # diff refuse it, naming the file (and leak nothing on the way out).

@@ -131,8 +131,36 @@ static void test_make_dirs(const char *dir)
     snprintf(path, sizeof path, "%s/a", dir); rmdir(path);
 }
 
+/* A message longer than its buffer keeps its start and its end (the reason)
+ * around "...", cut between UTF-8 characters; a short one is untouched. */
+static void test_long_message(void)
+{
+    char path[3001], err[200];
+    for (int i = 0; i < 3000; i++) path[i] = i % 3 == 2 ? '/' : (char)0xC3;   /* "\xC3" + "\xA9" below: é */
+    for (int i = 1; i < 3000; i += 3) path[i] = (char)0xA9;
+    path[3000] = '\0';
+    int code = fail(err, sizeof err, ERR_INPUT, "%s: No such file or directory (give the data file)", path);
+    CHECK(code == ERR_INPUT, "fail returns its code");
+    size_t n = strlen(err);
+    CHECK(n <= sizeof err - 1 && n > sizeof err - 8, "the message fills the buffer: %zu bytes", n);
+    CHECK(strncmp(err, path, 30) == 0, "the start is kept: %.40s", err);
+    CHECK(strstr(err, "...") != NULL, "the middle is marked: %s", err);
+    const char *end = ": No such file or directory (give the data file)";
+    CHECK(n >= strlen(end) && strcmp(err + n - strlen(end), end) == 0, "the reason is kept: %s", err);
+    int whole = 1;   /* every é is whole: a 0xA9 follows each 0xC3 and precedes none but a 0xC3 */
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)err[i];
+        if (c == 0xC3 && (unsigned char)err[i + 1] != 0xA9) whole = 0;
+        if (c == 0xA9 && (i == 0 || (unsigned char)err[i - 1] != 0xC3)) whole = 0;
+    }
+    CHECK(whole, "no UTF-8 character is cut");
+    set_error(err, sizeof err, "%s: %s", "short.tsv", "fine");
+    CHECK(strcmp(err, "short.tsv: fine") == 0, "a short message as formatted: %s", err);
+}
+
 int main(void)
 {
+    test_long_message();
     char dir[] = "/tmp/test_fileio.XXXXXX";
     if (!mkdtemp(dir)) {
         perror("mkdtemp");

@@ -503,7 +503,9 @@ static void test_checkpoint_round_trip(const char *dir) {
         model_init(wrong, 9);
         float before = wrong->params[0];
         rc = model_load_weights(wrong, path, err, sizeof err);
-        CHECK(rc != 0 && strstr(err, "does not match"), "config mismatch refused (got: %s)", err);
+        char want[64];
+        snprintf(want, sizeof want, "does not match the model's: d_ff %d in the file, 40 in the model", cfg.d_ff);
+        CHECK(rc != 0 && strstr(err, want), "config mismatch refused, naming the field (got: %s)", err);
         CHECK(wrong->params[0] == before, "a refused load changed the model");
         model_free(wrong);
     }

@@ -20,9 +20,10 @@ static int usage(void) {
             "  replace OLD NEW           replace the first OLD in the header text by NEW\n"
             "  flip BYTE BIT             flip one bit of the file\n"
             "  poison                    a training state whose weights are all 3e38 (it loads; a step overflows)\n"
+            "  resave-meta KEY VALUE     a training state saved again with one metadata entry changed\n"
             "The first five rewrite the file with st_write (the checksum is left stale);\n"
-            "the next three edit bytes and keep everything else as it is; poison writes a\n"
-            "valid state (checksum and all) through the model's own functions.\n");
+            "the next three edit bytes and keep everything else as it is; poison and\n"
+            "resave-meta write a valid state (checksum and all) through the model's own functions.\n");
     return 2;
 }
 
@@ -214,10 +215,12 @@ static int written_by_save_state(const char *key) {
     return 0;
 }
 
-/* Loads a state.safetensors, sets every weight to 3e38 and saves it again:
- * finite, so the state loads (a NaN is refused as damage), but the first
- * forward pass overflows, and training must stop on the non-finite loss. */
-static int poison_state(const char *in, const char *out_path) {
+/* Loads a state.safetensors and saves it again, valid (checksum and all),
+ * with one change: poison sets every weight to 3e38 (finite, so the state
+ * loads, a NaN being refused as damage, but the first forward pass
+ * overflows and training must stop on the non-finite loss); otherwise the
+ * metadata entry key gets value (a counter the loader must check). */
+static int resave_state(const char *in, const char *out_path, int poison, const char *key, const char *value) {
     char err[1024];
     ModelConfig cfg;
     StFile f;
@@ -237,10 +240,10 @@ static int poison_state(const char *in, const char *out_path) {
     for (int i = 0; rc == 0 && i < f.n_meta; i++) {
         if (written_by_save_state(f.meta_keys[i])) continue;
         keys[n] = f.meta_keys[i];
-        vals[n++] = f.meta_values[i];
+        vals[n++] = key && strcmp(f.meta_keys[i], key) == 0 ? value : f.meta_values[i];
     }
     if (rc == 0) {
-        for (size_t i = 0; i < m->n_params; i++) m->params[i] = 3e38f;
+        for (size_t i = 0; poison && i < m->n_params; i++) m->params[i] = 3e38f;
         rc = model_save_state(m, average, out_path, keys, vals, n, err, sizeof err) == 0 ? 0 : 1;
     }
     if (rc) fprintf(stderr, "tool_stedit: %s\n", err);
@@ -260,6 +263,7 @@ int main(int argc, char **argv) {
         if (strcmp(op, structured[i]) == 0) return structured_edit(argv[1], argv[2], argv + 3, argc - 3);
     if (strcmp(op, "flip") == 0 || strcmp(op, "replace") == 0 || strcmp(op, "offsets") == 0)
         return raw_edit(argv[1], argv[2], argv + 3, argc - 3);
-    if (strcmp(op, "poison") == 0) return poison_state(argv[1], argv[2]);
+    if (strcmp(op, "poison") == 0) return resave_state(argv[1], argv[2], 1, NULL, NULL);
+    if (strcmp(op, "resave-meta") == 0 && argc == 6) return resave_state(argv[1], argv[2], 0, argv[4], argv[5]);
     return usage();
 }
