@@ -56,9 +56,13 @@ static int refuse_changes(const Options *given, const Options *recorded, const c
         if (same) continue;
         if (is_out)
             fprintf(stderr, "error: --out %s: a resumed run continues in its own directory, %s; drop --out\n", now, dir);
+        else if (!s->recorded)   /* --overwrite: not part of a run, and the opposite of --resume */
+            fprintf(stderr, "error: --%s cannot go with --resume, which continues the run in %s; drop --%s\n", s->name,
+                    dir, s->name);
         else
             fprintf(stderr, "error: --%s cannot change when resuming (%s has %s, given %s); only --epochs, --patience, "
-                            "--stop-after, --threads and --quiet can\n", s->name, dir, then, now);
+                            "--stop-after, --threads and --quiet can\n", s->name, dir, then[0] ? then : "none",
+                    now[0] ? now : "none");
         return EXIT_USAGE;
     }
     return 0;

@@ -41,8 +41,8 @@ int command_compare_pe(const Options *o, int argc, char **argv) {
         rc = fit(NULL, &run, o->args[0], dir, 0, argc, argv, &summary[r], err, sizeof err);
         if (rc == EXIT_INTERRUPTED)
             fprintf(stderr, "compare-pe stopped in its --pe %s run: the comparison itself cannot be continued (the "
-                    "--resume above finishes that run alone); to compare, give the same command again with "
-                    "--overwrite\n", kinds[r]);
+                    "--resume above finishes that run alone); to compare, give the same command again with --out %s "
+                    "--overwrite\n", kinds[r], base);
     }
     if (rc == EXIT_OK) {
         printf("\n");

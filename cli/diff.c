@@ -19,7 +19,7 @@ static int diff_trace(const char *dir, EpochRecord **h, int *has_val) {
     if (access(path, F_OK) != 0 && errno == ENOENT) {
         printf("note: %s has no finished epoch yet (no metrics.csv): its trace is empty\n", dir);
         *h = NULL;
-        *has_val = 0;
+        *has_val = 1;   /* nothing to show, so the other run's validation columns stay */
         return 0;
     }
     return traces_read(dir, h, has_val);

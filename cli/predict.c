@@ -134,6 +134,7 @@ static int add_input(Predictor *p, const char *s, size_t len) {
  * labels do not depend on how the inputs are batched (padding is masked). */
 typedef struct {
     int fd;
+    int ended;        /* read() said end of input: never read again (a terminal's Ctrl-D is not sticky) */
     size_t pos, len;
     char buf[1 << 16];
 } LineReader;
@@ -142,7 +143,7 @@ typedef struct {
  * readable (a regular file always is; a pipe or terminal with data or at
  * its end is too). */
 static int reader_ready(LineReader *r) {
-    if (r->pos < r->len) return 1;
+    if (r->pos < r->len || r->ended) return 1;
     struct pollfd pfd = {.fd = r->fd, .events = POLLIN};
     int n;
     while ((n = poll(&pfd, 1, 0)) < 0 && errno == EINTR) {}
@@ -151,8 +152,9 @@ static int reader_ready(LineReader *r) {
 
 /* Refills the buffer; returns the bytes read (0 at the end) or -1 (errno set). */
 static ssize_t reader_fill(LineReader *r) {
-    ssize_t n;
-    while ((n = read(r->fd, r->buf, sizeof r->buf)) < 0 && errno == EINTR) {}
+    ssize_t n = 0;
+    while (!r->ended && (n = read(r->fd, r->buf, sizeof r->buf)) < 0 && errno == EINTR) {}
+    if (n == 0) r->ended = 1;
     r->pos = 0;
     r->len = n > 0 ? (size_t)n : 0;
     return n;
@@ -162,12 +164,18 @@ static ssize_t reader_fill(LineReader *r) {
  * the end of the input. Returns 0 or an exit code. A line longer than MAX_LINE_BYTES, training's
  * limit, is an error as soon as the limit is passed: the input may be a
  * stream that never ends, so the rest is not read. */
-static int next_line(LineReader *r, long number, char **line, size_t *cap, size_t *len, int *got, char *err,
-                     size_t errlen) {
+static int next_line(Predictor *p, LineReader *r, long number, char **line, size_t *cap, size_t *len, int *got,
+                     char *err, size_t errlen) {
     size_t n = 0;
     *got = 0;
     for (;;) {
         if (r->pos == r->len) {
+            /* about to wait for more: answer the inputs in hand first (also
+             * when this line has begun: its start may sit here a while) */
+            if (p->n > 0 && !reader_ready(r)) {
+                int rc = flush_batch(p);
+                if (rc != EXIT_OK) return rc;
+            }
             ssize_t filled = reader_fill(r);
             if (filled < 0)
                 return fail(err, errlen, ERR_RUNTIME, "standard input, line %ld: read error: %s", number, strerror(errno));
@@ -203,18 +211,16 @@ static int read_stdin(Predictor *p) {
     LineReader *r = malloc(sizeof *r);
     if (!r) return cli_report(EXIT_RUNTIME, "out of memory");
     r->fd = STDIN_FILENO;
+    r->ended = 0;
     r->pos = r->len = 0;
     char *line = NULL, err[256];
     size_t cap = 0, len = 0;
     int rc = EXIT_OK, got = 1;
     while (rc == EXIT_OK && got) {
-        if (p->n > 0 && !reader_ready(r)) {   /* about to wait: answer what is in hand first */
-            rc = flush_batch(p);
-            if (rc != EXIT_OK) break;
-        }
-        rc = next_line(r, p->n_inputs + 1, &line, &cap, &len, &got, err, sizeof err);
+        err[0] = '\0';
+        rc = next_line(p, r, p->n_inputs + 1, &line, &cap, &len, &got, err, sizeof err);
         if (rc != EXIT_OK) {
-            rc = cli_report(rc, err);
+            if (err[0]) rc = cli_report(rc, err);   /* flush_batch has spoken for itself */
             break;
         }
         if (!got) break;

@@ -361,9 +361,10 @@ void corpus_warn_header(const TextDataset *data, const LabelSet *labels, FILE *l
                 "row, give no --label-column or --text-column: each line is label<TAB>text)\n", data->path,
                 data->header_label);
     else if (data->header_by_number)
-        fprintf(log, "note: %s: line 1 was read as the header row, not as an example (columns chosen by number; its "
-                "label field is '%s'). If the file has no header row, give no --label-column or --text-column: each "
-                "line is then label<TAB>text\n", data->path, data->header_label ? data->header_label : "");
+        fprintf(log, "note: %s: line %d was read as the header row, not as an example (columns chosen by number; "
+                "its label field is '%s'). If the file has no header row, give no --label-column or --text-column: "
+                "each line is then label<TAB>text\n", data->path, data->header_line,
+                data->header_label ? data->header_label : "");
 }
 
 /* A setup that defaults or options cannot serve, said once before training

@@ -534,10 +534,16 @@ static int write_epoch_files(Trainer *t, int epoch, int improved, char *err, siz
     int rc = state_save(t->model, t->average, p, t->dir, err, errlen);
     if (rc != EXIT_OK && (!t->best_params || improved)) {
         /* the checkpoint is of this epoch, the rest of the run is not: say so */
+        char state[4200];
+        rundir_path(state, sizeof state, t->dir, "state.safetensors");
         size_t used = strlen(err);
-        snprintf(err + used, errlen - used, ". model.safetensors already holds epoch %d, but the state, metrics.csv "
-                 "and report.txt still end at epoch %d; --resume %s once there is room trains epoch %d again (to the "
-                 "same numbers) and brings them level", epoch, epoch - 1, t->dir, epoch);
+        if (access(state, F_OK) == 0)
+            snprintf(err + used, errlen - used, ". model.safetensors already holds epoch %d, but the state, "
+                     "metrics.csv and report.txt do not; --resume %s once there is room trains epoch %d again (to "
+                     "the same numbers) and brings them level", epoch, t->dir, epoch);
+        else
+            snprintf(err + used, errlen - used, ". model.safetensors holds epoch %d and works, but no state was ever "
+                     "saved, so the run cannot be resumed; once there is room, train again with --overwrite", epoch);
     }
     return rc != EXIT_OK ? rc : write_history_files(t, err, errlen);
 }

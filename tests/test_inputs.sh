@@ -76,10 +76,10 @@ mkfifo "$tmp/slow"
 $TRAIN predict "${RUN[@]}" < "$tmp/slow" > "$tmp/out" 2> "$tmp/err" &
 reader=$!
 {
-    echo "good movie"
+    printf 'good movie\nbad'   # the next line already begun
     for _ in $(seq 200); do [ -s "$tmp/out" ] && break; sleep 0.1; done
     [ -s "$tmp/out" ] && echo "answered" > "$tmp/first"
-    echo "bad movie"
+    echo " movie"
 } > "$tmp/slow"
 wait $reader; rc=$?
 [ -s "$tmp/first" ] && [ $rc -eq 0 ] && [ "$(wc -l < "$tmp/out")" -eq 2 ] \
@@ -99,6 +99,14 @@ if command -v script > /dev/null; then
     (sleep 1; printf 'good movie\n\004') | timeout 20 script -qec "$TRAIN predict --model $tmp/run" /dev/null > "$tmp/tty" 2>&1
     grep -q "reading texts from the terminal, one per line, each labelled when you press Enter; end with Ctrl-D" "$tmp/tty" \
         && pass "a terminal with no TEXT gets a hint" || fail "no hint on a terminal: $(cat "$tmp/tty")"
+    # a last line ended by Ctrl-D instead of Enter, then Ctrl-D: answered, and the end is the end
+    # (the terminal stays open after it: predict must stop on its own, within 3 s)
+    (sleep 0.5; printf 'good movie\004'; sleep 0.5; printf '\004'; sleep 4) |
+        timeout 3 script -qec "$TRAIN predict --model $tmp/run" /dev/null > "$tmp/tty" 2>&1
+    rc=$?
+    [ $rc -eq 0 ] && grep -qE "^(pos|neg)" <(tr -d '\r' < "$tmp/tty" | sed 's/^good movie//') \
+        && pass "a terminal: a line ended by Ctrl-D is answered, and a second Ctrl-D ends predict" \
+        || fail "Ctrl-D twice on a terminal: exit $rc: $(cat -v "$tmp/tty")"
     $TRAIN predict "${RUN[@]}" < /dev/null 2> "$tmp/err"
     [ ! -s "$tmp/err" ] && pass "no hint when stdin is not a terminal" || fail "hint without a terminal: $(cat "$tmp/err")"
 else
@@ -147,9 +155,9 @@ $TRAIN "$tmp/d.tsv" --out "$tmp/nohdr" --label-column 1 --text-column 2 "${TINY[
 grep -q "warning: .*d.tsv: the header row names the label column 'pos', which is also a label of the data: has the file no header row" \
     "$tmp/err" && pass "columns by number on a file without a header row are flagged" || fail "no-header warning: $(cat "$tmp/err")"
 # ... and also when that first line's label is not one of the data's (nothing else would show the line went)
-{ printf 'first\tan opening line\n'; cat "$tmp/d.tsv"; } > "$tmp/d-first.tsv"
+{ printf '# a comment, then a blank line\n\nfirst\tan opening line\n'; cat "$tmp/d.tsv"; } > "$tmp/d-first.tsv"
 $TRAIN "$tmp/d-first.tsv" --out "$tmp/nohdr2" --label-column 1 --text-column 2 "${TINY[@]}" > "$tmp/err" 2>&1
-grep -q "note: .*d-first.tsv: line 1 was read as the header row, not as an example (columns chosen by number; its label field is 'first')" \
+grep -q "note: .*d-first.tsv: line 3 was read as the header row, not as an example (columns chosen by number; its label field is 'first')" \
     "$tmp/err" && pass "columns by number: the header row taken is said, even when its label is no label" \
     || fail "by-number header note: $(cat "$tmp/err")"
 { printf 'sentiment\treview\n'; cat "$tmp/d.tsv"; } > "$tmp/named.tsv"

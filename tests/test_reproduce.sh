@@ -107,6 +107,7 @@ mkdir "$tmp/unfinished" && cp "$tmp/b/run.json" "$tmp/unfinished/"
 $TRAIN diff "$tmp/a" "$tmp/unfinished" > "$tmp/diff2.txt" 2>&1; rc=$?
 [ $rc -eq 0 ] && grep -q "note: $tmp/unfinished has no finished epoch yet" "$tmp/diff2.txt" \
     && [ "$(grep -cE '^ +[1-3] \|' "$tmp/diff2.txt")" -eq 3 ] && ! grep -q "nan" "$tmp/diff2.txt" \
+    && grep -q "val loss" "$tmp/diff2.txt" \
     && pass "diff with an unfinished run: exit 0, a note, the other run's 3 epochs" \
     || fail "diff with an unfinished run: exit $rc: $(cat "$tmp/diff2.txt")"
 echo "REPORT reproduce: identical at 1 and 2 threads; changed data refused; diff marks --lr"

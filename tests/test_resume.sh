@@ -279,6 +279,12 @@ grep -q "4 epochs of $tmp/fewer are done, more than --epochs 2; nothing to train
 "$TRAIN" --resume "$tmp/same" --out "$tmp/not-made" --threads 1 >/dev/null 2>"$tmp/err.txt"; rc=$?
 [ $rc -eq 2 ] && grep -q -- "a resumed run continues in its own directory" "$tmp/err.txt" && [ ! -e "$tmp/not-made" ] \
     && pass "--resume with another --out: exit 2" || fail "--resume --out not-made: exit $rc: $(cat "$tmp/err.txt")"
+"$TRAIN" --resume "$tmp/same" --overwrite --threads 1 >/dev/null 2>"$tmp/err.txt"; rc=$?
+[ $rc -eq 2 ] && grep -q -- "--overwrite cannot go with --resume, which continues the run in $tmp/same; drop --overwrite" "$tmp/err.txt" \
+    && pass "--resume with --overwrite: exit 2, drop --overwrite" || fail "--resume --overwrite: exit $rc: $(cat "$tmp/err.txt")"
+"$TRAIN" --resume "$tmp/same" --val "$tmp/small.tsv" --threads 1 >/dev/null 2>"$tmp/err.txt"; rc=$?
+[ $rc -eq 2 ] && grep -q -- "--val cannot change when resuming ($tmp/same has none, given $tmp/small.tsv)" "$tmp/err.txt" \
+    && pass "--resume with a --val the run did not have: 'has none'" || fail "--resume --val: exit $rc: $(cat "$tmp/err.txt")"
 "$TRAIN" --resume "$tmp/same" --stop-after 1 --threads 1 >/dev/null 2>"$tmp/err.txt"; rc=$?
 [ $rc -eq 0 ] && grep -q -- "warning: --stop-after 1 has no effect: $tmp/same has done 2 epochs already" "$tmp/err.txt" \
     && pass "--stop-after an epoch already done: warned, the run goes on" || fail "--stop-after passed: exit $rc: $(cat "$tmp/err.txt")"
@@ -292,10 +298,17 @@ if [ "$state_kb" -gt $((model_kb + 2)) ]; then
     (trap '' XFSZ; ulimit -f $(((model_kb + state_kb) / 2)); "$TRAIN" --resume "$tmp/fill" --threads 1 --quiet) >/dev/null 2>"$tmp/err.txt"
     rc=$?
     "$TRAIN" --resume "$tmp/fill" --threads 1 --quiet >/dev/null 2>&1 || fail "resume after the full disk failed"
-    [ $rc -eq 1 ] && grep -q "state.safetensors: write failed: File too large. model.safetensors already holds epoch 2, but the state, metrics.csv and report.txt still end at epoch 1" "$tmp/err.txt" \
+    [ $rc -eq 1 ] && grep -q "state.safetensors: write failed: File too large. model.safetensors already holds epoch 2, but the state, metrics.csv and report.txt do not" "$tmp/err.txt" \
         && pass "a disk full after the checkpoint: exit 1, '...$(grep -o "model.safetensors already.*" "$tmp/err.txt" | cut -c1-80)...'" \
         || fail "disk full after the checkpoint: exit $rc: $(cat "$tmp/err.txt")"
     expect_same_run "$tmp/full" "$tmp/fill" "a disk full after the checkpoint, resumed"
+    # the same in the first epoch: there is no state to resume from, and the message says so
+    (trap '' XFSZ; ulimit -f $(((model_kb + state_kb) / 2)); "$TRAIN" "${SMALL[@]}" --threads 1 --out "$tmp/fill1") \
+        >/dev/null 2>"$tmp/err.txt"
+    rc=$?
+    [ $rc -eq 1 ] && grep -q "model.safetensors holds epoch 1 and works, but no state was ever saved, so the run cannot be resumed" "$tmp/err.txt" \
+        && ! grep -q -- "--resume" "$tmp/err.txt" && pass "a disk full after the first checkpoint: no --resume offered" \
+        || fail "disk full in epoch 1: exit $rc: $(cat "$tmp/err.txt")"
 else
     skip "the state is not larger than the checkpoint here ($state_kb KB, $model_kb KB)"
 fi

@@ -230,7 +230,7 @@ for bin in "$TRAIN" "$ASAN"; do
     # an interrupted comparison says it cannot be continued as one, and how to start it again
     timeout --preserve-status -s INT 2 "$bin" compare-pe data.tsv "${TINY[@]}" --epochs 100000 --out cmpi >cmpi.out 2>cmpi.err
     rc=$?
-    [ $rc -eq 130 ] && grep -q "compare-pe stopped in its --pe [a-z]* run: the comparison itself cannot be continued.*--overwrite" cmpi.err \
+    [ $rc -eq 130 ] && grep -q "compare-pe stopped in its --pe [a-z]* run: the comparison itself cannot be continued.*--out cmpi --overwrite" cmpi.err \
         && pass "$name: an interrupted compare-pe: exit 130, '$(grep -o "compare-pe stopped.*continued" cmpi.err)'" \
         || fail "$name: interrupted compare-pe: exit $rc: $(cat cmpi.err)"
 

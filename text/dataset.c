@@ -272,6 +272,7 @@ static int csv_header(Parser *p) {
     csv_field(&p->rec, label_column, &name, &len);
     csv_trim_span(&name, &len);
     free(p->out->header_label);
+    p->out->header_line = line_no;
     if (!(p->out->header_label = strndup(name, len)))
         return fail(p->err, p->errlen, ERR_RUNTIME, "%s:%d: out of memory", p->path, line_no);
     return EXIT_OK;

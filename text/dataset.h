@@ -25,6 +25,7 @@ typedef struct {
     int first;         /* a share (dataset_read_shard): examples of the source before examples[0] */
     int total;         /* examples in the whole source (n unless a share) */
     char *header_label; /* a file with a header row: that row's field in the label column; else NULL */
+    int header_line;    /* that row's line in the file (blank and comment lines come before it) */
     int header_by_number; /* a TSV whose first line was taken as its header because both columns were chosen
                              by number: no name in it confirmed that it is one */
     int tabbed, first_tabbed;   /* TSV lines without a header whose text holds a tab (more columns?), the first's line */
