@@ -549,6 +549,21 @@ typedef struct {
     const char *html_path;   /* NULL: no page */
 } WalkExtras;
 
+/* --html may replace nothing but an earlier page of its own: a path that
+ * does not exist yet, or a regular file that starts as trace's pages do
+ * (not a checkpoint or a data file given by mistake). */
+static int replaceable_page(const char *path) {
+    struct stat st;
+    if (stat(path, &st) != 0) return errno == ENOENT;
+    if (!S_ISREG(st.st_mode)) return 0;
+    static const char start[] = TRACE_PAGE_START;
+    char head[sizeof start];
+    FILE *f = fopen(path, "rb");
+    size_t got = f ? fread(head, 1, sizeof start - 1, f) : 0;
+    if (f) fclose(f);
+    return got == sizeof start - 1 && memcmp(head, start, got) == 0;
+}
+
 static int write_page(const Trace *tr, const float *emb, const float *pe, const TraceBackward *bw, const char *path) {
     char err[1024];
     if (trace_html_write(tr, emb, pe, bw, path, err, sizeof err) != 0) {
@@ -648,6 +663,12 @@ int command_trace(const Options *o, int argc, char **argv) {
     if (png_len > 0 && stat(o->png_dir, &png_st) == 0 && !S_ISDIR(png_st.st_mode)) {   /* as --out is refused */
         fprintf(stderr, "error: --png %s: it exists and is not a folder; --png names a folder for the pictures "
                         "(give a new or existing folder)\n", o->png_dir);
+        free(text);
+        return EXIT_USAGE;
+    }
+    if (o->html_path && *o->html_path && !replaceable_page(o->html_path)) {
+        fprintf(stderr, "error: --html %s: it exists and is not a page trace wrote, so it is not replaced; give a new "
+                        "file name (or remove it)\n", o->html_path);
         free(text);
         return EXIT_USAGE;
     }

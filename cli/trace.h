@@ -5,6 +5,10 @@
 #ifndef CLI_TRACE_H
 #define CLI_TRACE_H
 
+/* How every page of trace --html begins (and how --html recognises one it
+ * may replace). */
+#define TRACE_PAGE_START "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>trace of"
+
 #include <stdint.h>
 #include <stdio.h>
 
@@ -56,6 +60,8 @@ typedef struct {
     double rel_error;    /* |numeric - analytic| / max(|numeric|, |analytic|, the floor below) */
     int floored;         /* both under the floor: noise around 0, judged against the floor */
     int passed;
+    double kink_error;   /* > 0: the rel. error at the usual step, where the difference straddled a kink of
+                            the loss; numeric and rel_error are then those of a step 100 times smaller */
 } TraceCheck;
 
 typedef struct {

@@ -342,7 +342,7 @@ static void put_data(Out *o, const Trace *tr, const float *emb, const float *pe,
 int trace_html_write(const Trace *tr, const float *emb, const float *pe, const TraceBackward *bw, const char *path,
                      char *err, size_t errlen) {
     Out o = {{0}, 0};
-    put(&o, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>trace of &quot;");
+    put(&o, TRACE_PAGE_START " &quot;");
     put_html(&o, tr->text ? tr->text : "");
     put(&o, "&quot;</title>\n<style>\n");
     put(&o, TRACE_PAGE_STYLE);

@@ -468,13 +468,15 @@ static int read_share(const DistContext *dist, const char *path, const DatasetCo
     }
     out->first = (int)before;
     out->total = (int)total;
-    /* rank 0's digest for every rank (run.json, and the ranks' check that they read the same file) */
+    /* every rank digests the whole file (streamed) and the digests must
+     * agree: ranks on hosts with different files at this path would
+     * otherwise train on a mixture; rank 0's goes to run.json */
     struct {
         char sha256[65];
         long lines;
     } digest;
     memset(&digest, 0, sizeof digest);
-    if (dist->rank == 0 && !out->sha256[0] && (rc = dataset_digest(path, out->sha256, &out->lines, err, errlen))) {
+    if (!out->sha256[0] && (rc = dataset_digest(path, out->sha256, &out->lines, err, errlen))) {
         dataset_free(out);
         return rc;
     }
@@ -487,6 +489,16 @@ static int read_share(const DistContext *dist, const char *path, const DatasetCo
         return ERR_RUNTIME;
     }
     memcpy(&digest, all, sizeof digest);   /* rank 0's */
+    for (int r = 1; r < dist->size; r++) {
+        const char *theirs = all + (long)r * (long)sizeof digest;   /* its sha256 is the struct's first field */
+        if (memcmp(theirs, digest.sha256, sizeof digest.sha256) != 0) {
+            free(all);
+            dataset_free(out);
+            return fail(err, errlen, ERR_INPUT, "%s: MPI rank %d reads a different file at this path than rank 0 "
+                        "(SHA-256 %.12s... against %.12s...); every host must see the same files at the same paths",
+                        path, r, theirs, digest.sha256);
+        }
+    }
     free(all);
     memcpy(out->sha256, digest.sha256, sizeof out->sha256);
     out->lines = digest.lines;
@@ -601,7 +613,7 @@ void corpus_free(Corpus *c) {
     memset(c, 0, sizeof *c);
 }
 
-int corpus_data_files(const Corpus *c, const Options *o, DataFileInfo files[3]) {
+int corpus_data_files(const Corpus *c, const Options *o, DataFileInfo files[RECORD_MAX_FILES]) {
     const TextDataset *all[3] = {&c->train, o->val_path && *o->val_path ? &c->val : NULL,
                                  o->test_path && *o->test_path ? &c->test : NULL};
     static const char *const roles[3] = {"train", "val", "test"};

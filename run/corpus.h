@@ -47,7 +47,7 @@ int corpus_observation(const Corpus *c, const DistContext *dist, ObservationCont
 int corpus_class_weights(const Corpus *c, const Options *o, const DistContext *dist, float **weights);
 /* The files read (train first, then --val and --test when given) with
  * their hashes from that one read, for run.json. Returns how many. */
-int corpus_data_files(const Corpus *c, const Options *o, DataFileInfo files[3]);
+int corpus_data_files(const Corpus *c, const Options *o, DataFileInfo files[RECORD_MAX_FILES]);
 /* The warning for a header row whose label field is one of the labels: the
  * file has none, and --label-column/--text-column (which say it has) made
  * its first example the header. Training and eval both give it. */

@@ -238,6 +238,9 @@ static int check_ranks_agree(Trainer *t, char *err, size_t errlen) {
     const Model *m = t->model;
     const TrainProgress *p = &t->progress;
     uint64_t hash = hash_corpus(&t->corpus);
+    JsonBuf options = {0};   /* the recorded options: every rank must train the same run */
+    if (options_to_json(t->o, &options) == 0 && options.data) hash = hash_bytes(hash, options.data, options.len);
+    free(options.data);
     hash = hash_bytes(hash, m->params, sizeof(float) * m->n_params);
     hash = hash_bytes(hash, m->adam_m, sizeof(float) * m->n_params);
     hash = hash_bytes(hash, m->adam_v, sizeof(float) * m->n_params);
@@ -247,8 +250,9 @@ static int check_ranks_agree(Trainer *t, char *err, size_t errlen) {
     if (p->n_averaged > 0) hash = hash_bytes(hash, t->average, sizeof(float) * m->n_params);
     int rank = dist_first_mismatch(t->dist, hash);
     if (rank < 0) return EXIT_OK;
-    return fail(err, errlen, ERR_INPUT, "MPI rank %d does not have the same data%s as rank 0; every host must see "
-                "the same files at the same paths", rank, p->epochs_done || p->step_in_epoch ? " or run state" : "");
+    return fail(err, errlen, ERR_INPUT, "MPI rank %d does not have the same options, data%s as rank 0; every rank "
+                "must be started with the same options, and every host must see the same files at the same paths", rank,
+                p->epochs_done || p->step_in_epoch ? " or run state" : "");
 }
 
 /* A new run: the first data file that --resume could not read again (a
@@ -272,8 +276,20 @@ static int find_piped(Trainer *t, const char *data_path, char *err, size_t errle
 
 /* run.json for a new run; a note when a data file cannot be read again. */
 static int write_record(const Trainer *t, const char *data_path, int argc, char **argv, char *err, size_t errlen) {
-    DataFileInfo files[3];
+    DataFileInfo files[RECORD_MAX_FILES];
     int n = corpus_data_files(&t->corpus, t->o, files);
+    /* --init's checkpoint too: --resume reads its vocabulary again, and
+     * reproduce starts from it, so both need it unchanged */
+    char init_file[4200];
+    if (t->o->init_dir && *t->o->init_dir) {
+        saved_model_file(t->o->init_dir, init_file, sizeof init_file);
+        memset(&files[n], 0, sizeof files[n]);
+        snprintf(files[n].role, sizeof files[n].role, "init");
+        files[n].path = init_file;
+        long lines;   /* a count of newline bytes means nothing in a checkpoint: recorded as 0 */
+        if (record_file_digest(init_file, files[n].sha256, &lines, err, errlen) != 0) return ERR_RUNTIME;
+        n++;
+    }
     if (t->piped)
         printf("note: %s (the %s data) is a pipe, FIFO or device, not a file: this run cannot be resumed or "
                "reproduced, since neither can read the data again; save it to a file to keep both\n", t->piped,

@@ -193,7 +193,7 @@ int record_read(const char *dir, int resolve, RunRecord *info, char *err, size_t
         rc = -1;
     }
     const JsonValue *files = json_get(root, "files");
-    for (int i = 0; rc == 0 && files && files->type == JSON_ARRAY && i < files->count && i < 3; i++) {
+    for (int i = 0; rc == 0 && files && files->type == JSON_ARRAY && i < files->count && i < RECORD_MAX_FILES; i++) {
         const JsonValue *f = &files->items[i];
         const JsonValue *role = json_get(f, "role"), *sha = json_get(f, "sha256"), *lines = json_get(f, "lines");
         DataFileInfo *d = &info->files[info->n_files];
@@ -243,29 +243,31 @@ int record_rereadable(const char *path) {
 int record_check_data(const RunRecord *info, char *err, size_t errlen) {
     for (int i = 0; i < info->n_files; i++) {
         const DataFileInfo *file = &info->files[i];
-        char hex[65], why[512];
+        char hex[65], why[512], role[32];
+        if (strcmp(file->role, "init") == 0) snprintf(role, sizeof role, "--init checkpoint");
+        else snprintf(role, sizeof role, "%s data", file->role);
         long lines;
         struct stat st;
         if (fileio_is_descriptor(file->path))
-            return fail(err, errlen, ERR_INPUT, "%s (the %s data) was a descriptor of the training process (a "
+            return fail(err, errlen, ERR_INPUT, "%s (the %s) was a descriptor of the training process (a "
                         "pipe, such as <(...) gives), which ended with it: it cannot be read again to check it is "
-                        "unchanged; save the data to a file and train on that", file->path, file->role);
+                        "unchanged; save the data to a file and train on that", file->path, role);
         if (stat(file->path, &st) != 0) {
             int relative = file->path[0] != '/' && info->cwd;   /* then looked for in both places */
-            return fail(err, errlen, ERR_INPUT, "the %s data of the run cannot be read: %s: %s%s%s%s", file->role,
+            return fail(err, errlen, ERR_INPUT, "the %s of the run cannot be read: %s: %s%s%s%s", role,
                         file->path, strerror(errno), relative ? " (looked for in " : "", relative ? info->cwd : "",
                         relative ? ", where the run started, and here)" : "");
         }
         /* a FIFO would block here, and a pipe's data was read once by the run itself */
         if (!S_ISREG(st.st_mode))
-            return fail(err, errlen, ERR_INPUT, "%s (the %s data) is not a regular file but a pipe, FIFO or device: it "
+            return fail(err, errlen, ERR_INPUT, "%s (the %s) is not a regular file but a pipe, FIFO or device: it "
                         "cannot be read again to check it is unchanged; save the data to a file and train on that",
-                        file->path, file->role);
+                        file->path, role);
         if (record_file_digest(file->path, hex, &lines, why, sizeof why) != 0)
-            return fail(err, errlen, ERR_INPUT, "the %s data of the run cannot be read: %s", file->role, why);
+            return fail(err, errlen, ERR_INPUT, "the %s of the run cannot be read: %s", role, why);
         if (strcmp(hex, file->sha256) != 0)
-            return fail(err, errlen, ERR_INPUT, "%s (the %s data) has changed since the run was recorded: SHA-256 %s, "
-                        "recorded %s", file->path, file->role, hex, file->sha256);
+            return fail(err, errlen, ERR_INPUT, "%s (the %s) has changed since the run was recorded: SHA-256 %s, "
+                        "recorded %s", file->path, role, hex, file->sha256);
     }
     return EXIT_OK;
 }

@@ -11,8 +11,11 @@
 
 #include "run/options.h"
 
+/* The files a run depends on: its data (train, val, test) and --init's checkpoint. */
+#define RECORD_MAX_FILES 4
+
 typedef struct {
-    char role[8];          /* train, val, test */
+    char role[8];          /* train, val, test, or init (the --init checkpoint) */
     char *path;            /* owned by a RunRecord; borrowed when passed to record_write */
     char sha256[65];
     long lines;
@@ -21,7 +24,7 @@ typedef struct {
 typedef struct {
     Options options;       /* recorded options over the defaults */
     char *data_path;       /* the training file */
-    DataFileInfo files[3];
+    DataFileInfo files[RECORD_MAX_FILES];
     int n_files;
     int threads;
     char *version;

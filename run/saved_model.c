@@ -103,7 +103,7 @@ int saved_model_check_memory(const ModelConfig *cfg, int batch_size, char *err, 
     return EXIT_OK;
 }
 
-static void model_file_path(const char *path, char *buf, size_t len) {
+void saved_model_file(const char *path, char *buf, size_t len) {
     struct stat st;
     if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) rundir_path(buf, len, path, "model.safetensors");
     else snprintf(buf, len, "%s", path);
@@ -183,7 +183,7 @@ static int read_text_metadata(const StFile *f, const char *file, const ModelConf
 int saved_model_load(const char *path, int max_batch, SavedModel *s, char *err, size_t errlen) {
     memset(s, 0, sizeof *s);
     char file[4096];
-    model_file_path(path, file, sizeof file);
+    saved_model_file(path, file, sizeof file);
     int checked = check_is_checkpoint(path, file, err, errlen);
     if (checked != EXIT_OK) return checked;
     ModelConfig cfg;

@@ -27,6 +27,9 @@ int saved_model_write(const char *path, const Model *m, const float *params, Tok
  * checkpoint or one too large for this machine's memory. */
 int saved_model_load(const char *path, int max_batch, SavedModel *out, char *err, size_t errlen);
 void saved_model_free(SavedModel *s);
+/* The checkpoint file that saved_model_load reads for path: path itself, or
+ * path/model.safetensors when path is a directory. */
+void saved_model_file(const char *path, char *buf, size_t len);
 
 /* 0 when the model and its activations for batch_size fit in the machine's
  * memory, else ERR_INPUT (a config too large is bad input) with the bytes

@@ -82,6 +82,17 @@ else
     fail "d_model 2: trace --backward: $(cat "$tmp/d2.err"; grep -A9 'live gradient check' "$tmp/d2.txt")"
 fi
 
+# ---- 1b. a check whose step straddles a ReLU kink (this text and seed put a
+# ReLU input within h = 1e-5 of 0 for the input probe) is taken again at a
+# 100 times smaller step and passes, saying so; the planted bug below still fails
+kink_text="hello world x [MASK] a very long sentence indeed that goes on"
+if ./train trace --untrained --backward "$kink_text" >"$tmp/kink.txt" 2>"$tmp/kink.err" && res=$(check_errors "$tmp/kink.txt" 4) \
+        && grep -q "as a kink of the loss within the step makes it" "$tmp/kink.txt"; then
+    pass "a check across a ReLU kink: retried at h = 1e-7, 4 of 4 agree (worst ${res#* })"
+else
+    fail "kink case: $(cat "$tmp/kink.err"); $(sed -n '/live gradient/,/check:/p' "$tmp/kink.txt")"
+fi
+
 # ---- 2. a wrong sign planted in LayerNorm's backward fails the check
 if [ -x build/mutant/train ]; then
     for run in post pre; do

@@ -129,6 +129,23 @@ else
     fail "a bad line in rank 2's share: exit $rc, stderr: $(grep -m1 error "$tmp/err.txt")"
 fi
 
+# Hosts that hold different files at the same path (two working directories
+# here), or ranks started with different options: refused before training.
+mkdir -p "$tmp/host0" "$tmp/host1"
+cp "$tmp/train.tsv" "$tmp/host0/same.tsv"
+head -n 200 "$tmp/train.tsv" > "$tmp/host1/same.tsv"
+"${MPIRUN[@]}" -np 1 -wdir "$tmp/host0" "$TRAIN" same.tsv "${TINY[@]}" --epochs 1 --threads 1 --out "$tmp/mixed" : \
+    -np 1 -wdir "$tmp/host1" "$TRAIN" same.tsv "${TINY[@]}" --epochs 1 --threads 1 --out "$tmp/mixed" >/dev/null 2>"$tmp/err.txt"
+rc=$?
+[ $rc -eq 2 ] && grep -q "same.tsv: MPI rank 1 reads a different file at this path than rank 0" "$tmp/err.txt" \
+    && pass "ranks reading different files at one path: exit 2, named" \
+    || fail "different files on the ranks: exit $rc, stderr: $(grep -m1 error "$tmp/err.txt")"
+"${MPIRUN[@]}" -np 1 "$TRAIN" "$tmp/train.tsv" "${TINY[@]}" --epochs 1 --threads 1 --out "$tmp/mixed2" --lr 0.001 : \
+    -np 1 "$TRAIN" "$tmp/train.tsv" "${TINY[@]}" --epochs 1 --threads 1 --out "$tmp/mixed2" --lr 0.002 >/dev/null 2>"$tmp/err.txt"
+rc=$?
+[ $rc -eq 2 ] && grep -q "MPI rank 1 does not have the same options" "$tmp/err.txt" \
+    && pass "ranks started with different --lr: exit 2" || fail "different options on the ranks: exit $rc, stderr: $(grep -m1 error "$tmp/err.txt")"
+
 # ---------------------------------------------- each rank holds its share
 # 50000 lines: a rank of 2 must hold at most 1.5 x half of one process's data
 # memory (peak RSS less that of the same run on 100 lines); measured it is

@@ -53,6 +53,22 @@ sys.exit(0 if shared and all(a.get(k) == c[k] for k in shared) and "head.weight"
 PY
 then pass "--init copies embeddings and encoder exactly and adds a fresh head"; else fail "--init weights"; fi
 
+# run.json records --init's checkpoint with its SHA-256: once the pretrain run
+# is replaced, --resume and reproduce of the fine-tuned run refuse (the
+# resume would read a different vocabulary), naming the checkpoint
+cp -r "$tmp/p1" "$tmp/p5"
+"$TRAIN" "$tmp/labelled.tsv" --init "$tmp/p5" --out "$tmp/c5" --epochs 3 --stop-after 1 --quiet > /dev/null 2>&1 \
+    || fail "--init with --stop-after"
+grep -q '"role": "init", "path": "[^"]*p5/model.safetensors", "sha256": "[0-9a-f]\{64\}"' "$tmp/c5/run.json" \
+    && pass "run.json records the --init checkpoint and its SHA-256" || fail "no init entry in run.json: $(grep -A1 init "$tmp/c5/run.json")"
+"$TRAIN" pretrain "$tmp/texts.txt" --out "$tmp/p5" "${TINY[@]}" --seed 7 --overwrite > /dev/null 2>&1
+"$TRAIN" --resume "$tmp/c5" --quiet > /dev/null 2> "$tmp/c5.err"; rc=$?
+"$TRAIN" reproduce "$tmp/c5" --quiet > /dev/null 2> "$tmp/c5r.err"; rc2=$?
+[ $rc -eq 2 ] && grep -q "p5/model.safetensors (the --init checkpoint) has changed since the run was recorded" "$tmp/c5.err" \
+    && [ $rc2 -eq 2 ] && grep -q "(the --init checkpoint) has changed" "$tmp/c5r.err" \
+    && pass "a replaced --init run: --resume and reproduce refuse, naming its checkpoint" \
+    || fail "replaced --init: resume exit $rc: $(cat "$tmp/c5.err"); reproduce exit $rc2: $(cat "$tmp/c5r.err")"
+
 out=$(printf 'the hotel was [MASK] great\nno mask here\n' | "$TRAIN" predict --model "$tmp/p1")
 [ "$(echo "$out" | sed -n 1p | awk -F'  ' '{ print NF }')" = 5 ] && [ "$(echo "$out" | sed -n 2p)" = "(no [MASK])" ] \
     && pass "predict on a pretrain run: 5 guesses for a [MASK]" || fail "predict on a pretrain run: $out"

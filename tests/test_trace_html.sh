@@ -27,6 +27,15 @@ fi
 rc=$?
 [ "$rc" -eq 1 ] && grep -q "error: --html $tmp/missing/x.html" "$tmp/bad.err" \
     && pass "--html into a folder that does not exist: exit 1 naming it" || fail "unwritable --html: exit $rc, $(cat "$tmp/bad.err")"
+# --html replaces an earlier page of its own, never another file (a checkpoint, data given by mistake)
+printf 'pos\tgood film\n' > "$tmp/data.tsv"
+./train trace --untrained "${tiny[@]}" "a b" --html "$tmp/data.tsv" >/dev/null 2>"$tmp/bad.err"
+rc=$?
+[ "$rc" -eq 2 ] && grep -q "it exists and is not a page trace wrote, so it is not replaced" "$tmp/bad.err" \
+    && [ "$(cat "$tmp/data.tsv")" = "$(printf 'pos\tgood film')" ] \
+    && ./train trace --untrained "${tiny[@]}" "a b" --html "$tmp/fresh.html" >/dev/null 2>&1 \
+    && pass "--html over a data file: refused, the file kept; over an earlier page: replaced" \
+    || fail "--html over another file: exit $rc, $(cat "$tmp/bad.err")"
 
 browser=$(command -v chromium || command -v chromium-browser || true)
 if [ -z "$browser" ]; then
