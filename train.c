@@ -219,7 +219,18 @@ static int run_command(const DistContext *dist, int argc, char **argv) {
             options_free(&o);
             return cli_usage_error("./train pretrain takes no --task");
         }
-        char err[256];
+        char err[1024];
+        RunRecord info;   /* pretrain --resume RUN: RUN must be a pretrain run */
+        if (o.resume_dir && *o.resume_dir && record_read(o.resume_dir, 0, &info, err, sizeof err) == 0) {
+            int classifier = !options_pretrain(&info.options);
+            record_free(&info);
+            if (classifier) {
+                fprintf(stderr, "error: %s is a classifier's run, not a pretrain run; continue it with ./train --resume "
+                                "%s\n", o.resume_dir, o.resume_dir);
+                options_free(&o);
+                return EXIT_USAGE;
+            }
+        }
         if (!(o.resume_dir && *o.resume_dir) && options_set(&o, options_find("task"), "pretrain", err, sizeof err)) {
             options_free(&o);
             return cli_report(EXIT_RUNTIME, err);

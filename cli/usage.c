@@ -8,7 +8,7 @@
 #include "base/suggest.h"
 
 /* Options no training reads: they belong to one of the other commands. */
-static const char *const NOT_TRAINING = " model probs header strict png untrained ";
+static const char *const NOT_TRAINING = " model probs header strict png untrained backward label html ";
 
 const CommandSpec COMMANDS[] = {
     {"fit",
@@ -28,7 +28,7 @@ const CommandSpec COMMANDS[] = {
      "15% of the tokens and trains the encoder to fill them in; the table shows the masked\n"
      "tokens' loss, accuracy and perplexity. Then ./train DATA.tsv --init RUN fine-tunes a\n"
      "classifier from this encoder.\n",
-     "@training -class-weights -pool"},
+     "@training -class-weights -pool -test"},
     {"eval",
      "./train eval --model RUN DATA.tsv\n",
      "The classification report and confusion matrix of a saved model on labelled data,\n"

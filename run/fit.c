@@ -303,10 +303,28 @@ static int write_record(const Trainer *t, const char *data_path, int argc, char 
                                                                                                    : ERR_RUNTIME;
 }
 
+/* --init naming the directory this run writes to (with --overwrite): the
+ * pretrain run would be removed while this one starts from it. */
+static int refuse_init_into_itself(const Trainer *t, char *err, size_t errlen) {
+    const char *init = t->o->init_dir;
+    if (!init || !*init) return EXIT_OK;
+    char file[4200], parent[4200];
+    saved_model_file(init, file, sizeof file);
+    snprintf(parent, sizeof parent, "%s", file);
+    char *slash = strrchr(parent, '/');
+    if (slash) *slash = '\0';
+    else snprintf(parent, sizeof parent, ".");
+    if (fileio_same_file(init, t->dir) || fileio_same_file(parent, t->dir))
+        return fail(err, errlen, ERR_INPUT, "--init %s is in %s, the directory this run writes to: it would be "
+                    "replaced while this run starts from it; give another --out", init, t->dir);
+    return EXIT_OK;
+}
+
 static int prepare(Trainer *t, const char *data_path, int resume, int argc, char **argv, char *err, size_t errlen) {
     int rc;
     if (resume && (rc = resume_check_data(t, err, errlen)) != EXIT_OK) return rc;
     if (!resume && (rc = find_piped(t, data_path, err, errlen)) != EXIT_OK) return rc;
+    if (!resume && (rc = refuse_init_into_itself(t, err, errlen)) != EXIT_OK) return rc;
     /* the model's options alone, before the data is read (a vocabulary and length the data cannot undercut) */
     ModelConfig least;
     if ((rc = options_model_config(t->o, N_SPECIAL_TOKENS + 1, t->mlm ? 0 : 2, t->o->max_len > 0 ? t->o->max_len : 3,

@@ -69,6 +69,16 @@ grep -q '"role": "init", "path": "[^"]*p5/model.safetensors", "sha256": "[0-9a-f
     && pass "a replaced --init run: --resume and reproduce refuse, naming its checkpoint" \
     || fail "replaced --init: resume exit $rc: $(cat "$tmp/c5.err"); reproduce exit $rc2: $(cat "$tmp/c5r.err")"
 
+# pretrain --resume of a classifier's run, and --init into the directory it names: refused, nothing lost
+"$TRAIN" pretrain --resume "$tmp/c5" > /dev/null 2> "$tmp/e.err"; rc=$?
+[ $rc -eq 2 ] && grep -q "c5 is a classifier's run, not a pretrain run; continue it with ./train --resume" "$tmp/e.err" \
+    && pass "pretrain --resume of a classifier's run: refused" || fail "pretrain --resume classifier: exit $rc: $(cat "$tmp/e.err")"
+cp "$tmp/p1/model.safetensors" "$tmp/p1.model"
+"$TRAIN" "$tmp/labelled.tsv" --init "$tmp/p1" --out "$tmp/p1" --overwrite --epochs 1 --quiet > /dev/null 2> "$tmp/e.err"; rc=$?
+[ $rc -eq 2 ] && grep -q -- "--init $tmp/p1 is in $tmp/p1, the directory this run writes to" "$tmp/e.err" \
+    && cmp -s "$tmp/p1.model" "$tmp/p1/model.safetensors" \
+    && pass "--init into its own --out: refused, the pretrain run kept" || fail "--init into itself: exit $rc: $(cat "$tmp/e.err")"
+
 out=$(printf 'the hotel was [MASK] great\nno mask here\n' | "$TRAIN" predict --model "$tmp/p1")
 [ "$(echo "$out" | sed -n 1p | awk -F'  ' '{ print NF }')" = 5 ] && [ "$(echo "$out" | sed -n 2p)" = "(no [MASK])" ] \
     && pass "predict on a pretrain run: 5 guesses for a [MASK]" || fail "predict on a pretrain run: $out"

@@ -74,6 +74,8 @@ expect "--prob suggests --probs" 2 "did you mean '--probs'" $TRAIN predict --mod
 expect "--hlep suggests --help" 2 "did you mean '--help'" $TRAIN predict --hlep
 expect "a mistyped command" 2 "unknown command 'predcit'; did you mean 'predict'" $TRAIN predcit --model "$tmp/run" x
 expect "a mistyped command (swap)" 2 "did you mean 'eval'" $TRAIN evla --model "$tmp/run" "$tmp/d.tsv"
+expect "pretrain has no test metrics" 2 "--test cannot act in pretrain" $TRAIN pretrain "$tmp/d.tsv" --test "$tmp/d.tsv"
+expect "trace's --backward refused in training" 2 "--backward cannot act in training; it is an option of trace only" $TRAIN "$tmp/d.tsv" --backward
 expect "pretrain has no classifier head to pool or weigh" 2 "--pool cannot act in pretrain" $TRAIN pretrain "$tmp/d.tsv" --pool cls
 expect "another tool's name for a command" 2 "unknown command 'evaluate'; did you mean 'eval'" $TRAIN evaluate --model "$tmp/run" "$tmp/d.tsv"
 expect "'train' (beside the binary of that name) is not data" 2 "unknown command 'train'; did you mean 'fit'" $TRAIN train "$tmp/d.tsv"
