@@ -279,8 +279,14 @@ int command_predict(const Options *o, int argc, char **argv) {
     p.tokens = malloc(sizeof(int) * CLI_BATCH * max_len);
     p.ids = malloc(sizeof(int) * CLI_BATCH * max_len);
     rc = p.tokens && p.ids ? EXIT_OK : cli_report(EXIT_RUNTIME, "out of memory");
+    int mlm = model_is_mlm(&p.run.model->cfg);
+    if (rc == EXIT_OK && mlm && o->probs) {   /* no classes: each line is the likeliest tokens at each [MASK] */
+        fprintf(stderr, "error: --probs: %s is a pretrain run, which has no classes to give probabilities of; its "
+                        "lines are the likeliest tokens for each [MASK] (drop --probs)\n", o->model_dir);
+        rc = EXIT_USAGE;
+    }
     if (rc == EXIT_OK && o->header) {
-        fputs("label", stdout);
+        fputs(mlm ? "mask_fills" : "label", stdout);
         for (int c = 0; o->probs && c < p.run.labels.n; c++) printf("\t%s", p.run.labels.names[c]);
         putchar('\n');
     }

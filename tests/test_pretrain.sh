@@ -82,6 +82,11 @@ cp "$tmp/p1/model.safetensors" "$tmp/p1.model"
 out=$(printf 'the hotel was [MASK] great\nno mask here\n' | "$TRAIN" predict --model "$tmp/p1")
 [ "$(echo "$out" | sed -n 1p | awk -F'  ' '{ print NF }')" = 5 ] && [ "$(echo "$out" | sed -n 2p)" = "(no [MASK])" ] \
     && pass "predict on a pretrain run: 5 guesses for a [MASK]" || fail "predict on a pretrain run: $out"
+"$TRAIN" predict --model "$tmp/p1" --probs "the [MASK] was good" > /dev/null 2> "$tmp/e.err"; rc=$?
+[ $rc -eq 2 ] && grep -q -- "--probs: .* is a pretrain run, which has no classes" "$tmp/e.err" \
+    && [ "$("$TRAIN" predict --model "$tmp/p1" --header "the [MASK] was good" | head -n 1)" = "mask_fills" ] \
+    && pass "predict on a pretrain run: --probs refused, --header names the column mask_fills" \
+    || fail "predict --probs/--header on a pretrain run: exit $rc: $(cat "$tmp/e.err")"
 "$TRAIN" trace --model "$tmp/p1" "the [MASK] was [MASK]" > "$tmp/trace.txt" 2>&1
 [ "$(grep -c '^  \[MASK\] at position' "$tmp/trace.txt")" = 2 ] && pass "trace shows the guesses at each [MASK]" \
     || fail "trace on a pretrain run: $(tail -4 "$tmp/trace.txt")"
