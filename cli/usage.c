@@ -50,7 +50,8 @@ const CommandSpec COMMANDS[] = {
      "Walks one text through the network, stage by stage: tokens, embeddings, positional\n"
      "encoding, each layer's attention, pooling, logits and softmax. --png DIR also draws\n"
      "each head's attention and the positional encoding. With --model the run's own\n"
-     "configuration is used; the model options shape an --untrained model only.\n",
+     "configuration is used; the model options shape an --untrained model only (whose\n"
+     "tokens are the text's own words unless --tokenizer is given).\n",
      "model untrained png backward label html threads d-model heads layers d-ff max-len activation norm pool pe "
      "tokenizer seed"},
     {"reproduce",

@@ -380,11 +380,20 @@ static void warn_setup(const DistContext *dist, const Corpus *c, const Options *
                     "training text\n", c->vocab.size, o->vocab_size);
         else if (c->vocab.bpe)
             fprintf(log, "raise --vocab-size (now %d), or give more training text\n", o->vocab_size);
+        else if (c->vocab.size >= o->vocab_size)   /* word or char at the cap: it left tokens out */
+            fprintf(log, "--vocab-size %d leaves out tokens the training text has; raise it%s\n", o->vocab_size,
+                    strcmp(o->tokenizer, "char") == 0 ? "" : ", or try --tokenizer bpe");
         else if (strcmp(o->tokenizer, "char") == 0)
             fprintf(log, "the validation text uses characters the training text lacks; give more training text\n");
         else
             fprintf(log, "try --tokenizer bpe or --tokenizer char\n");
     }
+    /* learned positions past every training sequence are never trained */
+    int longest = dist_max_int(dist, c->enc_train.longest);
+    if (strcmp(o->pe, "learned") == 0 && o->max_len > 0 && longest < o->max_len && !(o->init_dir && *o->init_dir))
+        fprintf(log, "warning: --pe learned: no training sequence is longer than %d tokens, so positions %d-%d of "
+                "--max-len %d are never trained; longer texts at test or predict time would meet them (give "
+                "--max-len %d, or --pe sinusoidal)\n", longest, longest, o->max_len - 1, o->max_len, longest);
     if (o->patience > 0 && !c->has_val)
         fprintf(log, "warning: --patience has no effect without a validation set (give --val FILE or --val-split F)\n");
     if (o->val_path && *o->val_path && options_given(o, "val-split"))

@@ -97,6 +97,15 @@ out=$("$TRAIN" "$tmp/train_unk.tsv" --val "$tmp/val_unk.tsv" --out "$tmp/unk_bpe
     && ! grep -q "raise --vocab-size" <<<"$out" \
     && pass "with bpe under its cap, mostly-[UNK] validation asks for more text, not a larger --vocab-size" \
     || fail "[UNK] warning with bpe: $out"
+# char tokens under a --vocab-size cap that leaves characters out: the cap is named, not "more text"
+out=$("$TRAIN" "$tmp/words.tsv" --tokenizer char --vocab-size 8 --out "$tmp/unk_char" "${TINY[@]}" 2>&1)
+grep -q 'validation tokens are \[UNK\].*--vocab-size 8 leaves out tokens the training text has; raise it' <<<"$out" \
+    && ! grep -q "characters the training text lacks" <<<"$out" \
+    && pass "char tokens cut by --vocab-size: the [UNK] warning names the cap" || fail "[UNK] warning, char cap: $out"
+# learned positions that no training sequence reaches: flagged with the length that avoids them
+out=$("$TRAIN" "$tmp/words.tsv" --pe learned --max-len 64 --out "$tmp/pe_learned" "${TINY[@]}" 2>&1)
+grep -q "warning: --pe learned: no training sequence is longer than [0-9]* tokens, so positions [0-9]*-63 of --max-len 64 are never trained" <<<"$out" \
+    && pass "--pe learned past the longest training sequence is flagged" || fail "learned PE warning: $out"
 # 40 classes of 3: each gives one of its 3 to validation, a third of the data for --val-split 0.1
 awk 'BEGIN { for (i = 0; i < 120; i++) print "c" int(i / 3) "\tw" i % 7 " v" i % 5 }' > "$tmp/small_classes.tsv"
 out=$("$TRAIN" "$tmp/small_classes.tsv" --out "$tmp/smallc" "${TINY[@]}" 2>&1)
