@@ -38,7 +38,6 @@ static int report_fit_error(const DistContext *dist, int rc, const char *err) {
     return rc;
 }
 
-/* --resume RUN: the recorded options, with the few that may change taken from the command line. */
 /* Options given with --resume that the run cannot take: a value that
  * differs from the recorded one (the same value, as when the first command
  * is run again with --resume added, is no change). Returns 0 or EXIT_USAGE
@@ -68,6 +67,7 @@ static int refuse_changes(const Options *given, const Options *recorded, const c
     return 0;
 }
 
+/* --resume RUN: the recorded options, with the few that may change taken from the command line. */
 static int resume(const DistContext *dist, const Options *given, int argc, char **argv) {
     if (given->n_args > 0) {
         fprintf(stderr, "error: --resume takes its data from the run's record; drop '%s'\n", given->args[0]);

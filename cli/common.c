@@ -7,6 +7,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "run/rundir.h"
+
 int cli_usage_error(const char *message) {
     fprintf(stderr, "error: %s (see ./train --help)\n", message);
     return EXIT_USAGE;
@@ -70,13 +72,7 @@ static int looks_like_model(const char *path) {
     size_t n = strlen(path);
     if (S_ISREG(st.st_mode)) return n > 12 && strcmp(path + n - 12, ".safetensors") == 0;
     if (!S_ISDIR(st.st_mode)) return 0;
-    char inner[4200];
-    static const char *const marks[] = {"model.safetensors", "run.json"};
-    for (int i = 0; i < 2; i++) {
-        snprintf(inner, sizeof inner, "%s/%s", path, marks[i]);
-        if (access(inner, F_OK) == 0) return 1;
-    }
-    return 0;
+    return rundir_holds(path, "model.safetensors") || rundir_holds(path, "run.json");
 }
 
 void cli_print_shell_word(FILE *f, const char *arg) {

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "base/hash.h"
 #include "base/strmap.h"
 #include "run/saved_model.h"
 #include "run/schedule.h"
@@ -480,38 +481,29 @@ static int read_share(const DistContext *dist, const char *path, const DatasetCo
     /* every rank digests the whole file (streamed) and the digests must
      * agree: ranks on hosts with different files at this path would
      * otherwise train on a mixture; rank 0's goes to run.json */
-    struct {
-        char sha256[65];
-        long lines;
-    } digest;
-    memset(&digest, 0, sizeof digest);
     if (!out->sha256[0] && (rc = dataset_digest(path, out->sha256, &out->lines, err, errlen))) {
         dataset_free(out);
         return rc;
     }
-    memcpy(digest.sha256, out->sha256, sizeof digest.sha256);
-    digest.lines = out->lines;
+    enum { DIGEST = sizeof out->sha256 };
     char *all = NULL;
     long n_all = 0;
-    if (dist_gather_bytes(dist, (const char *)&digest, (long)sizeof digest, &all, &n_all, err, errlen) != 0) {
+    if (dist_gather_bytes(dist, out->sha256, DIGEST, &all, &n_all, err, errlen) != 0) {
         dataset_free(out);
         return ERR_RUNTIME;
     }
-    memcpy(&digest, all, sizeof digest);   /* rank 0's */
     for (int r = 1; r < dist->size; r++) {
-        const char *theirs = all + (long)r * (long)sizeof digest;   /* its sha256 is the struct's first field */
-        if (memcmp(theirs, digest.sha256, sizeof digest.sha256) != 0) {
-            free(all);
+        const char *theirs = all + (long)r * DIGEST;
+        if (memcmp(theirs, all, DIGEST) != 0) {
+            rc = fail(err, errlen, ERR_INPUT, "%s: MPI rank %d reads a different file at this path than rank 0 "
+                      "(SHA-256 %.12s... against %.12s...); every host must see the same files at the same paths",
+                      path, r, theirs, all);
             dataset_free(out);
-            return fail(err, errlen, ERR_INPUT, "%s: MPI rank %d reads a different file at this path than rank 0 "
-                        "(SHA-256 %.12s... against %.12s...); every host must see the same files at the same paths",
-                        path, r, theirs, digest.sha256);
+            break;
         }
     }
     free(all);
-    memcpy(out->sha256, digest.sha256, sizeof out->sha256);
-    out->lines = digest.lines;
-    return EXIT_OK;
+    return rc;
 }
 
 /* This rank's share of the training file, and with --val-split of the
@@ -580,6 +572,13 @@ int corpus_prepare(Corpus *c, const Options *o, const DistContext *dist, const c
         c->vocab = s.vocab;
         memset(&s.vocab, 0, sizeof s.vocab);
         saved_model_free(&s);
+        /* its hash: --resume reads the vocabulary again and reproduce starts from it, so both need it unchanged */
+        char file[4200];
+        long newlines;
+        saved_model_file(o->init_dir, file, sizeof file);
+        if (!(c->init_file = strdup(file))) return fail(err, errlen, ERR_RUNTIME, "out of memory");
+        if (record_file_digest(file, c->init_sha256, &newlines, why, sizeof why) != 0)
+            return fail(err, errlen, ERR_INPUT, "--init %s: %s", o->init_dir, why);
     } else if ((rc = shared_vocab(dist, c, o, err, errlen)) != EXIT_OK) {
         return rc;
     }
@@ -610,6 +609,16 @@ int corpus_prepare(Corpus *c, const Options *o, const DistContext *dist, const c
     return 0;
 }
 
+uint64_t corpus_hash(const Corpus *c) {
+    uint64_t hash = HASH_START;
+    const TextDataset *files[3] = {&c->train, &c->val, &c->test};
+    for (int i = 0; i < 3; i++) hash = hash_bytes(hash, files[i]->sha256, sizeof files[i]->sha256);
+    for (int i = 0; i < c->vocab.size; i++) hash = hash_bytes(hash, c->vocab.tokens[i], strlen(c->vocab.tokens[i]) + 1);
+    for (int i = 0; i < c->labels.n; i++) hash = hash_bytes(hash, c->labels.names[i], strlen(c->labels.names[i]) + 1);
+    int sizes[4] = {c->max_len, c->train.total, c->val.total, c->test.total};
+    return hash_bytes(hash, sizes, sizeof sizes);
+}
+
 void corpus_free(Corpus *c) {
     encoded_free(&c->enc_train);
     encoded_free(&c->enc_val);
@@ -619,6 +628,7 @@ void corpus_free(Corpus *c) {
     dataset_free(&c->train);
     dataset_free(&c->val);
     dataset_free(&c->test);
+    free(c->init_file);
     memset(c, 0, sizeof *c);
 }
 
@@ -634,6 +644,13 @@ int corpus_data_files(const Corpus *c, const Options *o, DataFileInfo files[RECO
         files[n].path = all[i]->path;
         memcpy(files[n].sha256, all[i]->sha256, sizeof files[n].sha256);
         files[n].lines = all[i]->lines;
+        n++;
+    }
+    if (c->init_file) {   /* a checkpoint's count of newline bytes means nothing: recorded as 0 */
+        memset(&files[n], 0, sizeof files[n]);
+        snprintf(files[n].role, sizeof files[n].role, "init");
+        files[n].path = c->init_file;
+        memcpy(files[n].sha256, c->init_sha256, sizeof files[n].sha256);
         n++;
     }
     return n;

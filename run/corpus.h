@@ -4,6 +4,7 @@
 #ifndef RUN_CORPUS_H
 #define RUN_CORPUS_H
 
+#include <stdint.h>
 #include <stdio.h>
 
 #include "report/epoch_table.h"
@@ -20,6 +21,8 @@ typedef struct {
     Vocab vocab;
     LabelSet labels;
     EncodedDataset enc_train, enc_val, enc_test;
+    char *init_file;          /* --init's checkpoint, read for the vocabulary; NULL without --init */
+    char init_sha256[65];     /* its SHA-256, for run.json */
 } Corpus;
 
 /* Status as base/errors.h; notes (leakage, truncation) go to log. With MPI
@@ -32,6 +35,10 @@ typedef struct {
 int corpus_prepare(Corpus *c, const Options *o, const DistContext *dist, const char *train_path, FILE *log,
                    char *err, size_t errlen);
 void corpus_free(Corpus *c);
+/* What every MPI rank must hold alike, as one hash: the files' digests (each
+ * rank's own), the vocabulary, the classes, the sequence length and the
+ * sizes of the sets. */
+uint64_t corpus_hash(const Corpus *c);
 /* Examples per class of d (a rank's share of one of c's sets) summed over
  * the ranks into counts (C). 0, or -1 out of memory. */
 int corpus_class_counts(const Corpus *c, const DistContext *dist, const EncodedDataset *d, double *counts);
@@ -45,8 +52,8 @@ int corpus_observation(const Corpus *c, const DistContext *dist, ObservationCont
  * training set (0 for a class it lacks); otherwise NULL. 0, or -1 out of
  * memory. */
 int corpus_class_weights(const Corpus *c, const Options *o, const DistContext *dist, float **weights);
-/* The files read (train first, then --val and --test when given) with
- * their hashes from that one read, for run.json. Returns how many. */
+/* The files read (train first, then --val and --test when given, then
+ * --init's checkpoint) with their hashes, for run.json. Returns how many. */
 int corpus_data_files(const Corpus *c, const Options *o, DataFileInfo files[RECORD_MAX_FILES]);
 /* The warning for a header row whose label field is one of the labels: the
  * file has none, and --label-column/--text-column (which say it has) made

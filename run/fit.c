@@ -218,26 +218,13 @@ static int resume_state(Trainer *t, char *err, size_t errlen) {
     return EXIT_OK;
 }
 
-/* What every rank must hold alike: the files (each rank hashes the whole
- * file it reads its share of), the vocabulary, the classes, the sequence
- * length and the sizes of the sets. */
-static uint64_t hash_corpus(const Corpus *c) {
-    uint64_t hash = HASH_START;
-    const TextDataset *files[3] = {&c->train, &c->val, &c->test};
-    for (int i = 0; i < 3; i++) hash = hash_bytes(hash, files[i]->sha256, sizeof files[i]->sha256);
-    for (int i = 0; i < c->vocab.size; i++) hash = hash_bytes(hash, c->vocab.tokens[i], strlen(c->vocab.tokens[i]) + 1);
-    for (int i = 0; i < c->labels.n; i++) hash = hash_bytes(hash, c->labels.names[i], strlen(c->labels.names[i]) + 1);
-    int sizes[4] = {c->max_len, c->train.total, c->val.total, c->test.total};
-    return hash_bytes(hash, sizes, sizeof sizes);
-}
-
 /* MPI: the ranks must start from the same data, weights and progress, or
  * they would drift apart; a rank on a host with other files is caught here. */
 static int check_ranks_agree(Trainer *t, char *err, size_t errlen) {
     if (t->dist->size == 1) return EXIT_OK;
     const Model *m = t->model;
     const TrainProgress *p = &t->progress;
-    uint64_t hash = hash_corpus(&t->corpus);
+    uint64_t hash = corpus_hash(&t->corpus);
     JsonBuf options = {0};   /* the recorded options: every rank must train the same run */
     if (options_to_json(t->o, &options) == 0 && options.data) hash = hash_bytes(hash, options.data, options.len);
     free(options.data);
@@ -278,18 +265,6 @@ static int find_piped(Trainer *t, const char *data_path, char *err, size_t errle
 static int write_record(const Trainer *t, const char *data_path, int argc, char **argv, char *err, size_t errlen) {
     DataFileInfo files[RECORD_MAX_FILES];
     int n = corpus_data_files(&t->corpus, t->o, files);
-    /* --init's checkpoint too: --resume reads its vocabulary again, and
-     * reproduce starts from it, so both need it unchanged */
-    char init_file[4200];
-    if (t->o->init_dir && *t->o->init_dir) {
-        saved_model_file(t->o->init_dir, init_file, sizeof init_file);
-        memset(&files[n], 0, sizeof files[n]);
-        snprintf(files[n].role, sizeof files[n].role, "init");
-        files[n].path = init_file;
-        long lines;   /* a count of newline bytes means nothing in a checkpoint: recorded as 0 */
-        if (record_file_digest(init_file, files[n].sha256, &lines, err, errlen) != 0) return ERR_RUNTIME;
-        n++;
-    }
     if (t->piped)
         printf("note: %s (the %s data) is a pipe, FIFO or device, not a file: this run cannot be resumed or "
                "reproduced, since neither can read the data again; save it to a file to keep both\n", t->piped,
@@ -307,14 +282,9 @@ static int write_record(const Trainer *t, const char *data_path, int argc, char 
  * pretrain run would be removed while this one starts from it. */
 static int refuse_init_into_itself(const Trainer *t, char *err, size_t errlen) {
     const char *init = t->o->init_dir;
-    if (!init || !*init) return EXIT_OK;
-    char file[4200], parent[4200];
-    saved_model_file(init, file, sizeof file);
-    snprintf(parent, sizeof parent, "%s", file);
-    char *slash = strrchr(parent, '/');
-    if (slash) *slash = '\0';
-    else snprintf(parent, sizeof parent, ".");
-    if (fileio_same_file(init, t->dir) || fileio_same_file(parent, t->dir))
+    char file[4200];   /* init/model.safetensors when init is a folder: in init itself */
+    if (init && *init) saved_model_file(init, file, sizeof file);
+    if (init && *init && rundir_contains(t->dir, file))
         return fail(err, errlen, ERR_INPUT, "--init %s is in %s, the directory this run writes to: it would be "
                     "replaced while this run starts from it; give another --out", init, t->dir);
     return EXIT_OK;
@@ -516,14 +486,12 @@ static int train_step(Trainer *t, int epoch, int s, char *err, size_t errlen) {
     }
     if (!isfinite(stats[0]) || !isfinite(model_clip_grads(m, o->clip))) {
         /* what is kept, and what to change: a clip only helps when it is on */
-        char model[4200], advice[64];
-        rundir_path(model, sizeof model, t->dir, "model.safetensors");
-        snprintf(advice, sizeof advice, o->clip > 0 ? "a lower --lr or --clip" : "a lower --lr, or --clip 1");
         return fail(err, errlen, ERR_RUNTIME, "the loss or gradient became NaN/Inf at epoch %d, step %d (global step "
                     "%ld); training stopped, %s. Start again with %s (and --overwrite to train into %s again)",
                     epoch, s + 1, global_step + 1,
-                    access(model, F_OK) == 0 ? "the last good checkpoint is kept" : "before any checkpoint was saved",
-                    advice, t->dir);
+                    rundir_holds(t->dir, "model.safetensors") ? "the last good checkpoint is kept"
+                                                              : "before any checkpoint was saved",
+                    o->clip > 0 ? "a lower --lr or --clip" : "a lower --lr, or --clip 1", t->dir);
     }
     model_adamw_step(m, (float)schedule_lr(o->lr, global_step, t->warmup_steps, t->total_steps),
                      (float)o->weight_decay);
@@ -568,16 +536,15 @@ static int write_epoch_files(Trainer *t, int epoch, int improved, char *err, siz
     int rc = state_save(t->model, t->average, p, t->dir, err, errlen);
     if (rc != EXIT_OK && (!t->best_params || improved)) {
         /* the checkpoint is of this epoch, the rest of the run is not: say so */
-        char state[4200];
-        rundir_path(state, sizeof state, t->dir, "state.safetensors");
-        size_t used = strlen(err);
-        if (access(state, F_OK) == 0)
-            snprintf(err + used, errlen - used, ". model.safetensors already holds epoch %d, but the state, "
-                     "metrics.csv and report.txt do not; --resume %s once there is room trains epoch %d again (to "
-                     "the same numbers) and brings them level", epoch, t->dir, epoch);
+        char why[1024];   /* through set_error, which keeps the end of a message too long */
+        snprintf(why, sizeof why, "%s", err);
+        if (rundir_holds(t->dir, "state.safetensors"))
+            set_error(err, errlen, "%s. model.safetensors already holds epoch %d, but the state, metrics.csv and "
+                      "report.txt do not; --resume %s once there is room trains epoch %d again (to the same numbers) "
+                      "and brings them level", why, epoch, t->dir, epoch);
         else
-            snprintf(err + used, errlen - used, ". model.safetensors holds epoch %d and works, but no state was ever "
-                     "saved, so the run cannot be resumed; once there is room, train again with --overwrite", epoch);
+            set_error(err, errlen, "%s. model.safetensors holds epoch %d and works, but no state was ever saved, so "
+                      "the run cannot be resumed; once there is room, train again with --overwrite", why, epoch);
     }
     return rc != EXIT_OK ? rc : write_history_files(t, err, errlen);
 }

@@ -30,6 +30,20 @@ void rundir_path(char *buf, size_t len, const char *dir, const char *name) {
     if (snprintf(buf, len, "%s/%s", dir, name) >= (int)len) buf[len - 1] = '\0';
 }
 
+int rundir_holds(const char *dir, const char *name) {
+    char path[4200];
+    rundir_path(path, sizeof path, dir, name);
+    return access(path, F_OK) == 0;
+}
+
+int rundir_contains(const char *dir, const char *path) {
+    char folder[4200];
+    snprintf(folder, sizeof folder, "%s", path);
+    char *slash = strrchr(folder, '/');
+    if (slash) *slash = '\0';
+    return fileio_same_file(slash ? folder : ".", dir);
+}
+
 void rundir_default(const char *data_path, const char *suffix, char *buf, size_t len) {
     const char *slash = strrchr(data_path, '/');
     const char *base = slash ? slash + 1 : data_path;
@@ -254,9 +268,7 @@ static int refuse(const char *dir, const RunDirPolicy *policy, int status, const
     char resume[4200] = "";
     /* --resume continues from a saved state: a run that ended before one
      * was written (a failure in its first epoch) can only be replaced */
-    char state[4200];
-    rundir_path(state, sizeof state, dir, "state.safetensors");
-    if (policy->resumable && access(state, F_OK) == 0)
+    if (policy->resumable && rundir_holds(dir, "state.safetensors"))
         snprintf(resume, sizeof resume, ", --resume %s to continue it", dir);
     return fail(err, errlen, ERR_INPUT, "%s holds a run (%s) and is not replaced: give --overwrite to replace it%s, "
                 "or --out DIR to write elsewhere", dir, why, resume);

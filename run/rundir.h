@@ -25,6 +25,11 @@
 
 /* dir + "/" + name into buf (cut at len; a path that long fails at open). */
 void rundir_path(char *buf, size_t len, const char *dir, const char *name);
+/* 1 when dir holds name (a file such as state.safetensors: what the run
+ * has saved so far). */
+int rundir_holds(const char *dir, const char *name);
+/* 1 when the file at path lies directly in dir (any spelling of either). */
+int rundir_contains(const char *dir, const char *path);
 /* runs/<name><suffix>: name is the data file's name without extension, or
  * its folder's name for train.tsv and data.tsv (data/negation/train.tsv ->
  * negation), or "pipe" for a descriptor (<(...): /dev/fd/63, /dev/stdin). */

@@ -116,18 +116,17 @@ void saved_model_file(const char *path, char *buf, size_t len) {
  * checkpoint, whose damage the full check then names. */
 static int check_is_checkpoint(const char *path, const char *file, char *err, size_t errlen) {
     struct stat st;
-    if (stat(path, &st) != 0 && errno == ENOENT)
+    int found = stat(path, &st) == 0;
+    if (!found && errno == ENOENT)
         return fail(err, errlen, ERR_INPUT, "%s: No such file or directory: no run directory or checkpoint there (give "
                     "the directory a training run wrote, such as runs/NAME, or its model.safetensors)", path);
-    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode) && stat(file, &st) != 0) {
+    if (found && S_ISDIR(st.st_mode) && stat(file, &st) != 0) {
         /* a run that has not finished an epoch yet: run.json, perhaps a state */
-        char record[4096], state[4096];
-        rundir_path(record, sizeof record, path, "run.json");
-        rundir_path(state, sizeof state, path, "state.safetensors");
-        if (stat(record, &st) == 0 && stat(state, &st) == 0)
+        int record = rundir_holds(path, "run.json");
+        if (record && rundir_holds(path, "state.safetensors"))
             return fail(err, errlen, ERR_INPUT, "%s: this run has no model yet: it is inside its first epoch, still "
                         "training or stopped there; if it stopped, continue it with ./train --resume %s", path, path);
-        if (stat(record, &st) == 0)
+        if (record)
             return fail(err, errlen, ERR_INPUT, "%s: this run has no model yet: it is still in its first epoch, or it "
                         "stopped before one ended with nothing to resume (then train it again, with --overwrite into "
                         "the same directory)", path);
