@@ -164,6 +164,34 @@ $(MUTANT)/train: train.c $(MUTANT_OBJ) $(HEADERS)
 	@$(if $(V),,echo "  LD      $@")
 	$(Q)$(CC) $(ALL_CFLAGS) train.c $(MUTANT_OBJ) -o $@ $(LDLIBS)
 
+# build/train-ref: ./train on the plain reference layers (nn/reference.c, bound
+# by nn/reference_bind.h where model.c and model/optimizer.c are compiled with
+# -DTRAIN_REFERENCE), unoptimised with debug symbols, for stepping through a
+# training in a debugger; tests/test_reference_run.sh compares its losses with
+# ./train's. Nothing of it reaches ./train.
+REF := $(BUILD)/ref
+REF_CFLAGS := $(CSTD) -I. $(WARN) -Og -g $(OPENMP) $(STB_CFLAGS) $(CFLAGS)
+# trace --backward's double model and the stb code are the optimised build's
+REF_OBJ := $(filter-out $(REF)/model/f64.o $(REF)/report/stb_impl.o,$(LIB_SRC:%.c=$(REF)/%.o)) \
+           $(BUILD)/obj/model/f64.o $(BUILD)/obj/report/stb_impl.o
+$(REF)/model.o $(REF)/model/optimizer.o: REF_CFLAGS += -DTRAIN_REFERENCE
+$(REF)/run/record.o: REF_CFLAGS += -DTRAIN_VERSION='"$(VERSION)"' \
+                                   -DTRAIN_CFLAGS='"$(strip $(CSTD) -Og -g -DTRAIN_REFERENCE $(OPENMP) $(CFLAGS))"'
+$(REF)/report/font.o: REF_CFLAGS += $(FONT_DEFS)
+$(REF)/run/dist.o: REF_CFLAGS += $(MPI_DEFS)
+$(REF)/run/record.o: $(BUILD)/version-stamp
+$(REF)/report/font.o: $(BUILD)/font-stamp
+$(REF)/run/dist.o: $(BUILD)/mpi-stamp
+
+$(REF)/%.o: %.c $(HEADERS) $(STB_DEP)
+	@mkdir -p $(@D)
+	@$(if $(V),,echo "  CC ref  $<")
+	$(Q)$(CC) $(REF_CFLAGS) -c $< -o $@
+
+$(BUILD)/train-ref: train.c $(REF_OBJ) $(HEADERS)
+	@$(if $(V),,echo "  LD      $@")
+	$(Q)$(CC) $(REF_CFLAGS) train.c $(REF_OBJ) -o $@ $(LDLIBS)
+
 train: train.c $(LIB_OBJ) $(HEADERS)
 	@$(if $(V),,echo "  LD      $@")
 	$(Q)$(CC) $(ALL_CFLAGS) train.c $(LIB_OBJ) -o $@ $(LDLIBS)
@@ -193,7 +221,7 @@ $(BUILD)/train-asan: train.c $(ASAN_OBJ) $(HEADERS)
 	@$(if $(V),,echo "  LD      $@")
 	$(Q)$(CC) $(ASAN_CFLAGS) train.c $(ASAN_OBJ) -o $@ $(LDLIBS)
 
-test: train $(TEST_BIN) $(TOOL_BIN) $(ASAN_TEST_BIN) $(BUILD)/train-asan $(MUTANT)/train
+test: train $(TEST_BIN) $(TOOL_BIN) $(ASAN_TEST_BIN) $(BUILD)/train-asan $(MUTANT)/train $(BUILD)/train-ref
 	@bash scripts/run-tests.sh
 
 check-torch: $(BUILD)/tests/tool_torch_check

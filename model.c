@@ -15,6 +15,9 @@
 #include "nn/attention.h"
 #include "nn/layers.h"
 #include "nn/threads.h"
+#ifdef TRAIN_REFERENCE
+#include "nn/reference_bind.h"   /* build/train-ref: the layers below are the plain ones of nn/reference.c */
+#endif
 
 /* Keys of the counter-based generator: one site per random draw location. */
 enum { SITE_EMBED_DROPOUT = 1, SITE_LAYER_BASE = 100, SITES_PER_LAYER = 10, SITE_INIT_BASE = 1000000 };

@@ -7,6 +7,9 @@
 #include <string.h>
 
 #include "model/param_blocks.h"
+#ifdef TRAIN_REFERENCE
+#include "nn/reference.h"
+#endif
 
 #define ADAM_BETA1 0.9
 #define ADAM_BETA2 0.999
@@ -46,6 +49,18 @@ double model_clip_grads(Model *m, double max_norm) {
 
 void model_adamw_step(Model *m, float lr, float weight_decay) {
     m->adam_step++;
+#ifdef TRAIN_REFERENCE
+    /* build/train-ref: the gradients clipped in memory, as clip_grad_norm_ leaves them, then the
+     * reference step tensor by tensor (decay on matrices and embeddings only) */
+    for (size_t i = 0; i < m->n_params; i++) m->grads[i] *= m->grad_scale;
+    m->grad_scale = 1.0f;
+    for (int k = 0; k < m->n_tensors; k++) {
+        const ParamTensor *t = &m->tensors[k];
+        ref_adamw_step(m->params + t->offset, m->adam_m + t->offset, m->adam_v + t->offset, m->grads + t->offset,
+                       (long)t->size, lr, weight_decay, t->decay, m->adam_step);
+    }
+    return;
+#endif
     double bias1 = 1.0 - pow(ADAM_BETA1, (double)m->adam_step);
     double bias2 = 1.0 - pow(ADAM_BETA2, (double)m->adam_step);
     float step_size = (float)(lr / bias1);
