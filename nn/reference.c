@@ -132,9 +132,10 @@ void ref_linear_backward(float *dx, float *dW, float *db, const float *dy, const
             for (int c = 0; c < C; c++)
                 for (int o = 0; o < OC; o++) dx[(long)n * C + c] += dy[(long)n * OC + o] * W[(long)o * C + c];
     /* dW[o][c] += sum_n dy[n][o] x[n][c] */
-    for (int o = 0; o < OC; o++)
-        for (int c = 0; c < C; c++)
-            for (int n = 0; n < N; n++) dW[(long)o * C + c] += dy[(long)n * OC + o] * x[(long)n * C + c];
+    if (dW)
+        for (int o = 0; o < OC; o++)
+            for (int c = 0; c < C; c++)
+                for (int n = 0; n < N; n++) dW[(long)o * C + c] += dy[(long)n * OC + o] * x[(long)n * C + c];
     /* db[o] += sum_n dy[n][o] */
     if (db)
         for (int o = 0; o < OC; o++)

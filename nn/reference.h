@@ -45,7 +45,7 @@ void ref_residual_backward(float *da, float *db, const float *dy, long n);
 
 /* x (N,C), W (OC,C), b (OC) or NULL -> y (N,OC) = x W^T + b */
 void ref_linear_forward(float *y, const float *x, const float *W, const float *b, int N, int C, int OC);
-/* dy (N,OC) -> dx (N,C) += dy W, dW (OC,C) += dy^T x, db (OC) += sum over n of dy (dx, db may be NULL) */
+/* dy (N,OC) -> dx (N,C) += dy W, dW (OC,C) += dy^T x, db (OC) += sum over n of dy (each may be NULL) */
 void ref_linear_backward(float *dx, float *dW, float *db, const float *dy, const float *x, const float *W, int N,
                          int C, int OC);
 
