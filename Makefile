@@ -2,6 +2,7 @@
 #   make            build ./train
 #   make test       unit tests, CLI tests, sanitizer build, PyTorch cross-check
 #   make demo       train the default demo, trace one review through it, predict two
+#   make build/train-ref  ./train on the plain layers of nn/reference.c, to step through (docs/READING.md)
 #   make docs       regenerate README.md's excerpts and docs/images from real runs
 #   make bench      speed against PyTorch and the machine's matmul peak
 #   make data       build the real datasets from Debian packages
