@@ -323,23 +323,25 @@ static int count_tokens(const int *tokens, int b, int T) {
 
 void ref_mean_pool_forward(float *y, const float *x, const int *tokens, int B, int T, int d) {
     /* y[b] = sum over non-[PAD] t of x[b][t] / count */
-    for (int b = 0; b < B; b++)
+    for (int b = 0; b < B; b++) {
+        int count = count_tokens(tokens, b, T);
         for (int c = 0; c < d; c++) {
             float sum = 0.0f;
             for (int t = 0; t < T; t++)
                 if (tokens[(long)b * T + t] != TOKEN_PAD) sum += x[((long)b * T + t) * d + c];
-            int count = count_tokens(tokens, b, T);
             y[(long)b * d + c] = count > 0 ? sum / count : 0.0f;
         }
+    }
 }
 
 void ref_mean_pool_backward(float *dx, const float *dy, const int *tokens, int B, int T, int d) {
     /* dx[b][t] += dy[b] / count at non-[PAD] t */
-    for (int b = 0; b < B; b++)
+    for (int b = 0; b < B; b++) {
+        int count = count_tokens(tokens, b, T);
         for (int t = 0; t < T; t++)
             for (int c = 0; c < d; c++)
-                if (tokens[(long)b * T + t] != TOKEN_PAD)
-                    dx[((long)b * T + t) * d + c] += dy[(long)b * d + c] / count_tokens(tokens, b, T);
+                if (tokens[(long)b * T + t] != TOKEN_PAD) dx[((long)b * T + t) * d + c] += dy[(long)b * d + c] / count;
+    }
 }
 
 void ref_cls_pool_forward(float *y, const float *x, int B, int T, int d) {
