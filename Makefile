@@ -55,9 +55,10 @@ ALL_CFLAGS := $(CSTD) -I. $(WARN) $(OPT) $(OPENMP) $(STB_CFLAGS) $(CFLAGS)
 ASAN_CFLAGS := $(CSTD) -I. $(WARN) -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined \
                -fno-sanitize-recover=undefined $(OPENMP) $(STB_CFLAGS) $(CFLAGS)
 
-# run.json records the version (git describe) and the flags of this build.
-VERSION := $(shell git describe --always --dirty 2>/dev/null || echo unknown)
-VERSION_DEFS := -DTRAIN_VERSION='"$(VERSION)"' -DTRAIN_CFLAGS='"$(strip $(CSTD) $(OPT) $(OPENMP) $(CFLAGS))"'
+# run.json records the version (the release in run/record.c, with git describe
+# when git is there) and the flags of this build.
+GIT_VERSION := $(shell git describe --always --dirty 2>/dev/null)
+VERSION_DEFS := $(if $(GIT_VERSION),-DTRAIN_GIT='"$(GIT_VERSION)"') -DTRAIN_CFLAGS='"$(strip $(CSTD) $(OPT) $(OPENMP) $(CFLAGS))"'
 
 # The layers, lowest first (docs/ARCHITECTURE.md): each folder includes only
 # its own headers and those of folders before it; tests/test_layers.sh checks.

@@ -15,8 +15,13 @@
 #include "formats/json.h"
 #include "base/sha256.h"
 
-#ifndef TRAIN_VERSION
-#define TRAIN_VERSION "unknown"
+/* The release is kept in the tree so that a copy without git still knows
+ * it; the Makefile adds `git describe` as TRAIN_GIT when git is there. */
+#define TRAIN_RELEASE "0.9.0"
+#ifdef TRAIN_GIT
+#define TRAIN_VERSION TRAIN_RELEASE " (git " TRAIN_GIT ")"
+#else
+#define TRAIN_VERSION TRAIN_RELEASE
 #endif
 #ifndef TRAIN_CFLAGS
 #define TRAIN_CFLAGS "unknown"

@@ -3,7 +3,7 @@
 # scripts/check-layers.py on the tree, then on small planted trees to show
 # the check fails on an upward include and on a cycle, naming both files.
 source "$(dirname "$0")/lib.sh"
-if ! command -v python3 >/dev/null; then echo "skip: python3 is missing"; exit 77; fi   # 77: skipped
+if ! command -v python3 >/dev/null; then echo "skip: python3 is missing for scripts/check-layers.py (apt-get install python3)"; exit 77; fi   # 77: skipped
 
 python3 scripts/check-layers.py . && pass "the tree keeps the include order" || fail "the tree breaks the include order"
 
