@@ -23,13 +23,15 @@ grep -Eq "apt-get install (-y )?$packages\b" README.md \
     || { echo "FAIL: README.md's quick start no longer says 'apt-get install $packages': update \$packages here"; exit 1; }
 
 root=$(mktemp -d /var/tmp/fresh-debian.XXXXXX)
+chmod 755 "$root"   # a root file system: its users (apt's _apt) must enter it
 # Unmount everything below the root, deepest first; remove it only when
 # nothing is mounted there any more (a removal through a bind mount of /dev
 # would delete the machine's own devices), and never across file systems.
 cleanup() {
     local m
-    for m in $(findmnt -rn -o TARGET | grep -F "$root/" | sort -r); do umount -l "$m" 2>/dev/null || true; done
-    if findmnt -rn -o TARGET | grep -qF "$root/"; then
+    below() { findmnt -rn -o TARGET | grep -E "^$root(/|\$)" | sort -r; }
+    for m in $(below); do umount -l "$m" 2>/dev/null || true; done
+    if [ -n "$(below)" ]; then
         echo "fresh-debian.sh: something is still mounted below $root; left in place" >&2
         return
     fi
@@ -44,6 +46,7 @@ debootstrap --variant=minbase bookworm "$root" "$mirror" >"$root.log" 2>&1 \
     || { tail -n 20 "$root.log"; rm -f "$root.log"; exit 1; }
 rm -f "$root.log"
 cp /etc/resolv.conf "$root/etc/resolv.conf"
+mount --bind "$root" "$root"   # the root a mount point, as on a machine: unshare -m works in it
 mount -t proc proc "$root/proc"
 mount --rbind /dev "$root/dev" && mount --make-rslave "$root/dev"
 mount -t tmpfs tmpfs "$root/tmp"
@@ -69,7 +72,7 @@ rows() {  # the table's rows with the Seconds column blanked (found by its heade
     awk -F'|' '/^Epoch \|/ { for (i = 1; i <= NF; i++) if ($i ~ /Seconds/) s = i; next }
                /^ +[0-9]+ \|/ { if (s) $s = ""; print }'
 }
-predictions() { awk '/^\$ \.\/train predict/ { p = 1; next } p && /^$/ { exit } p'; }
+predictions() { awk '/^\$ \.\/train predict/ { p = 1; next } p && (/^$/ || /^```/) { exit } p'; }
 readme_block() { awk -v b="$1" '$0 == "<!-- begin:" b " -->" { t = 1; next } $0 == "<!-- end:" b " -->" { t = 0 } t' README.md; }
 demo_ok=1
 if ! diff <(readme_block demo-table | rows) <(rows <"$root/demo.txt") >"$root/diff.txt"; then
@@ -87,7 +90,7 @@ in_root "cd /root/train && make test" >"$root/test.txt" 2>&1 || rc=$?
 grep -E '^(ok|FAIL|skip) ' "$root/test.txt" || true
 closing=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$root/test.txt" | tail -n 1)
 echo "closing line: ${closing:-none}"
-[ $rc -eq 0 ] || { tail -n 40 "$root/test.txt"; echo "FAIL: make test exited $rc"; }
+[ $rc -eq 0 ] || { grep -h '^FAIL' "$root"/root/train/build/logs/*.log; echo "FAIL: make test exited $rc"; }
 # every skip, of a suite or of a check inside one, names what would run it
 unnamed=$({ grep -E '^skip ' "$root/test.txt"; cat "$root"/root/train/build/logs/*.log 2>/dev/null | grep -E '^skip:'; } |
           grep -vE 'apt-get install|make data|root|another user|too slow' || true)
