@@ -5,8 +5,8 @@
 # ./train --help or a command's --help, unless the page lists it on its
 # "Planned options:" line; a planned option that --help already has
 # fails too, so the page is updated when the feature lands. The checker is
-# also run on copies with a planted missing file, unknown option and stale
-# planned option, each of which must be caught.
+# also run on copies with a planted missing file, unknown option, stale
+# planned option, empty glob and section without a file: each is caught.
 source "$(dirname "$0")/lib.sh"
 DOC=docs/DESIGN.md
 if [ ! -x ./train ]; then echo "skip: ./train is not built (make train)"; exit 77; fi
@@ -39,7 +39,6 @@ check_doc() {
     local planned
     planned=$(sed -n 's/^Planned options[^:]*:\(.*\)/\1/p' "$doc" | grep -oE -- '--[a-z][a-z0-9-]*' | sort -u)
     while IFS=$'\t' read -r line path; do
-        # shellcheck disable=SC2086
         if [[ $path == *'*'* ]]; then compgen -G "$path" >/dev/null || echo "$doc:$line: no file matches $path"
         elif [ ! -e "$path" ]; then echo "$doc:$line: $path does not exist"; fi
     done < <(doc_paths "$doc")
