@@ -20,22 +20,10 @@
 #define SHOW_ROWS 16        /* rows printed per matrix before "..." */
 #define SHOW_ATTN_NUMBERS 12 /* attention rows are printed as numbers up to this T */
 #define HEATMAP_TEXT_ROWS 24 /* query rows of a text heatmap */
-#define LABEL_CHARS 10      /* token labels are cut to this many characters */
 #define PE_PICTURE_POSITIONS 100
 #define UNTRAINED_MAX_LEN 64 /* --untrained with --max-len auto */
 
 /* ------------------------------------------------------------ text helpers */
-
-void trace_print_padded(FILE *out, const char *s, int width) {
-    int shown = 0;
-    for (const char *p = s; *p; p++) {
-        int starts = ((unsigned char)*p & 0xC0) != 0x80;
-        if (starts && shown == width) break;
-        shown += starts;
-        fputc(*p, out);
-    }
-    for (; shown < width; shown++) fputc(' ', out);
-}
 
 /* A token as it is shown: whitespace characters (char tokenizer) get names. */
 static char *token_label(const char *tok, size_t len) {
@@ -96,7 +84,9 @@ static int token_list_make(TokenList *list, TokenizerKind kind, const char *text
 
 static void trace_input_free(TraceInput *in) {
     for (int t = 0; in->labels && t < in->T; t++) free(in->labels[t]);
+    for (int t = 0; in->shown && t < in->T; t++) free(in->shown[t]);
     free(in->labels);
+    free(in->shown);
     free(in->ids);
     memset(in, 0, sizeof *in);
 }
@@ -229,7 +219,7 @@ static int refuse_shaping_options(const Options *o) {
 
 static void print_row_label(FILE *out, const Trace *tr, int t) {
     fprintf(out, "    %3d ", t);
-    trace_print_padded(out, tr->in.labels[t], LABEL_CHARS);
+    trace_print_padded(out, tr->in.shown[t], LABEL_CHARS);
 }
 
 /* A (T, cols) matrix, one row per position: the first few values of each. */
@@ -296,6 +286,11 @@ static void print_tokens(FILE *out, const Trace *tr) {
         fprintf(out, " %6d%s\n", id, note);
     }
     fprintf(out, "    [PAD] (id 0) fills the shorter sequences of a batch; a single text needs none\n");
+    if (in->replaced[0] || in->replaced[1])   /* said once: the labels below are shown the same way */
+        fprintf(out, "    this locale is not UTF-8, so labels are ASCII:%s%s%s (LANG=C.UTF-8 shows them as they are)\n",
+                in->replaced[0] ? " '_' is bpe's word-start mark U+2581" : "",
+                in->replaced[0] && in->replaced[1] ? "," : "",
+                in->replaced[1] ? " '?' another character beyond ASCII" : "");
 }
 
 static void print_embeddings(FILE *out, const Trace *tr, const float *emb) {
@@ -369,7 +364,7 @@ static void print_text_heatmap(FILE *out, const float *w, int rows, int cols, co
 static void print_attention_head(FILE *out, const Trace *tr, const float *w) {
     int T = tr->in.T;
     int rows = T < HEATMAP_TEXT_ROWS ? T : HEATMAP_TEXT_ROWS;
-    print_text_heatmap(out, w, rows, T, (const char *const *)tr->in.labels);
+    print_text_heatmap(out, w, rows, T, (const char *const *)tr->in.shown);
     if (rows < T) fprintf(out, "    ... %d more query rows (see --png)\n", T - rows);
     int numbers = T <= SHOW_ATTN_NUMBERS;
     fprintf(out, "    %-*s |%s| top attended key\n", LABEL_CHARS + 4, "query",
@@ -379,10 +374,10 @@ static void print_attention_head(FILE *out, const Trace *tr, const float *w) {
         int top = 0;
         for (int k = 1; k < T; k++) if (row[k] > row[top]) top = k;
         fprintf(out, "    q%-3d", q);
-        trace_print_padded(out, tr->in.labels[q], LABEL_CHARS);
+        trace_print_padded(out, tr->in.shown[q], LABEL_CHARS);
         fprintf(out, " |");
         for (int k = 0; numbers && k < T; k++) fprintf(out, " %.4f", tr->in.ids[k] == TOKEN_PAD ? 0.0f : row[k]);
-        fprintf(out, " | top: %s (pos %d, %.4f)\n", tr->in.labels[top], top, row[top]);
+        fprintf(out, " | top: %s (pos %d, %.4f)\n", tr->in.shown[top], top, row[top]);
     }
     if (T > SHOW_ROWS) fprintf(out, "    ... %d more queries\n", T - SHOW_ROWS);
 }
@@ -676,6 +671,7 @@ int command_trace(const Options *o, int argc, char **argv) {
     memset(&tr, 0, sizeof tr);
     tr.text = text;
     tr.png_dir = o->png_dir && *o->png_dir ? o->png_dir : NULL;
+    tr.utf8 = trace_locale_utf8();
     WalkExtras extras = {o->backward, -1, (uint64_t)o->seed, o->html_path && *o->html_path ? o->html_path : NULL};
     char source[4200];
     int rc;
@@ -705,7 +701,7 @@ int command_trace(const Options *o, int argc, char **argv) {
         }
     }
     if (rc != EXIT_OK) fprintf(stderr, "error: %s\n", err);
-    else if (trace_input_make(&tr.in, &tr.run, text) != 0) {
+    else if (trace_input_make(&tr.in, &tr.run, text) != 0 || trace_input_show(&tr.in, tr.utf8) != 0) {
         fprintf(stderr, "error: cannot encode the text (out of memory)\n");
         rc = EXIT_RUNTIME;
     } else {
