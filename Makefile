@@ -176,12 +176,12 @@ $(BUILD)/tests/%: tests/%.c $(LIB_OBJ) $(HEADERS) tests/check.h
 	$(Q)$(CC) $(ALL_CFLAGS) -I. $< $(LIB_OBJ) -o $@ $(LDLIBS)
 
 # test_f64_* compile the model's sources themselves in double precision.
-$(BUILD)/tests/test_f64_%: tests/test_f64_%.c model.c model/config.c nn/layers.c nn/attention.c nn/mlm.c $(HEADERS) tests/check.h
+$(BUILD)/tests/test_f64_%: tests/test_f64_%.c model.c model/config.c nn/layers.c nn/attention.c nn/mlm.c base/errors.c $(HEADERS) tests/check.h
 	@mkdir -p $(@D)
 	@$(if $(V),,echo "  LD      $@")
 	$(Q)$(CC) $(ALL_CFLAGS) -I. $< -o $@ $(LDLIBS)
 
-$(BUILD)/asan-tests/test_f64_%: tests/test_f64_%.c model.c model/config.c nn/layers.c nn/attention.c nn/mlm.c $(HEADERS) tests/check.h
+$(BUILD)/asan-tests/test_f64_%: tests/test_f64_%.c model.c model/config.c nn/layers.c nn/attention.c nn/mlm.c base/errors.c $(HEADERS) tests/check.h
 	@mkdir -p $(@D)
 	@$(if $(V),,echo "  LD      $@")
 	$(Q)$(CC) $(ASAN_CFLAGS) -I. $< -o $@ $(LDLIBS)

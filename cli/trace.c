@@ -152,7 +152,7 @@ static int untrained_vocab(Vocab *vocab, TokenizerKind kind, const char *text, i
                            size_t errlen) {
     TokenList list;
     if (token_list_make(&list, kind, text, max_len) != 0) {
-        snprintf(err, errlen, "out of memory");
+        set_error(err, errlen, "out of memory");
         return EXIT_RUNTIME;
     }
     char **words = malloc(sizeof(char *) * (N_SPECIAL_TOKENS + list.n + 1));
@@ -165,7 +165,7 @@ static int untrained_vocab(Vocab *vocab, TokenizerKind kind, const char *text, i
     }
     /* the model needs one ordinary token at least; a text of specials alone gets a placeholder */
     if (words && n == N_SPECIAL_TOKENS) words[n++] = "<unused>";
-    int rc = words ? vocab_from_tokens(vocab, words, n, err, errlen) : (snprintf(err, errlen, "out of memory"), 1);
+    int rc = words ? vocab_from_tokens(vocab, words, n, err, errlen) : (set_error(err, errlen, "out of memory"), 1);
     free(words);
     token_list_free(&list);
     return rc == 0 ? EXIT_OK : EXIT_USAGE;
@@ -175,7 +175,7 @@ static int untrained_vocab(Vocab *vocab, TokenizerKind kind, const char *text, i
 static int untrained_run(const Options *o, const char *text, SavedModel *run, char *err, size_t errlen) {
     memset(run, 0, sizeof *run);
     if (tokenizer_parse(o->tokenizer, &run->tokenizer) != 0) {
-        snprintf(err, errlen, "--tokenizer: unknown '%s'", o->tokenizer);
+        set_error(err, errlen, "--tokenizer: unknown '%s'", o->tokenizer);
         return EXIT_USAGE;
     }
     int max_len = o->max_len ? o->max_len : UNTRAINED_MAX_LEN;   /* auto: no data to measure */
@@ -686,7 +686,7 @@ int command_trace(const Options *o, int argc, char **argv) {
     tr.source = source;
     /* a pretrain run has no classes: no loss of a label to walk back */
     if (rc == EXIT_OK && o->backward && model_is_mlm(&tr.run.model->cfg)) {
-        snprintf(err, sizeof err, "--backward: %s is a pretrain run (a masked-token model without classes), so there "
+        set_error(err, sizeof err, "--backward: %s is a pretrain run (a masked-token model without classes), so there "
                  "is no label's loss to walk back; trace a classifier, such as one fine-tuned from it with --init",
                  o->model_dir);
         rc = EXIT_USAGE;
@@ -694,9 +694,10 @@ int command_trace(const Options *o, int argc, char **argv) {
     if (rc == EXIT_OK && o->label && *o->label) {
         extras.label = labels_index(&tr.run.labels, o->label);
         if (extras.label < 0) {
-            int n = snprintf(err, sizeof err, "--label: '%s' is not a label of this model; its labels are", o->label);
-            for (int k = 0; k < tr.run.labels.n && n > 0 && (size_t)n < sizeof err; k++)
-                n += snprintf(err + n, sizeof err - n, "%s '%s'", k ? "," : "", tr.run.labels.names[k]);
+            char names[900] = "";
+            for (int k = 0, n = 0; k < tr.run.labels.n && n >= 0 && (size_t)n < sizeof names; k++)
+                n += snprintf(names + n, sizeof names - n, "%s '%s'", k ? "," : "", tr.run.labels.names[k]);
+            set_error(err, sizeof err, "--label: '%s' is not a label of this model; its labels are%s", o->label, names);
             rc = EXIT_USAGE;
         }
     }
