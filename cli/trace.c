@@ -54,7 +54,7 @@ static int collect_token(const char *tok, size_t len, int special, void *ctx) {
         if (!list->tokens[list->n] || !list->labels[list->n]) {
             free(list->tokens[list->n]);
             free(list->labels[list->n]);
-            return -1;
+            return -1;   /* stops tokenize */
         }
         list->n++;
     }
@@ -77,9 +77,9 @@ static int token_list_make(TokenList *list, TokenizerKind kind, const char *text
     list->labels = calloc((size_t)list->keep, sizeof(char *));
     if (!list->tokens || !list->labels || tokenize(kind, text, collect_token, list) != 0) {
         token_list_free(list);
-        return -1;
+        return EXIT_RUNTIME;   /* out of memory */
     }
-    return 0;
+    return EXIT_OK;
 }
 
 static void trace_input_free(TraceInput *in) {
@@ -105,7 +105,7 @@ static int trace_input_bpe(TraceInput *in, const SavedModel *run, const char *te
     }
     in->n_text_tokens = ok ? encode_length(text, &run->vocab, run->tokenizer) - 2 : 0;
     if (!ok) trace_input_free(in);
-    return ok ? 0 : -1;
+    return ok ? EXIT_OK : EXIT_RUNTIME;
 }
 
 /* Encodes text as the model will see it, with a label per position. */
@@ -114,7 +114,7 @@ static int trace_input_make(TraceInput *in, const SavedModel *run, const char *t
     int max_len = run->model->cfg.max_len;
     if (run->vocab.bpe) return trace_input_bpe(in, run, text, max_len);
     TokenList list;
-    if (token_list_make(&list, run->tokenizer, text, max_len) != 0) return -1;
+    if (token_list_make(&list, run->tokenizer, text, max_len) != EXIT_OK) return EXIT_RUNTIME;
     in->ids = malloc(sizeof(int) * max_len);
     in->labels = calloc((size_t)max_len, sizeof(char *));
     int ok = in->ids && in->labels;
@@ -128,7 +128,7 @@ static int trace_input_make(TraceInput *in, const SavedModel *run, const char *t
     in->n_text_tokens = list.total;
     token_list_free(&list);
     if (!ok) trace_input_free(in);
-    return ok ? 0 : -1;
+    return ok ? EXIT_OK : EXIT_RUNTIME;   /* out of memory */
 }
 
 /* ------------------------------------------------------------ models */
@@ -137,13 +137,13 @@ static int join_args(const Options *o, char **text) {
     size_t len = 1;
     for (int i = 0; i < o->n_args; i++) len += strlen(o->args[i]) + 1;
     *text = malloc(len);
-    if (!*text) return -1;
+    if (!*text) return EXIT_RUNTIME;
     (*text)[0] = '\0';
     for (int i = 0; i < o->n_args; i++) {
         if (i) strcat(*text, " ");
         strcat(*text, o->args[i]);
     }
-    return 0;
+    return EXIT_OK;
 }
 
 /* Vocabulary for an untrained model: the specials, then each distinct
@@ -151,7 +151,7 @@ static int join_args(const Options *o, char **text) {
 static int untrained_vocab(Vocab *vocab, TokenizerKind kind, const char *text, int max_len, char *err,
                            size_t errlen) {
     TokenList list;
-    if (token_list_make(&list, kind, text, max_len) != 0) {
+    if (token_list_make(&list, kind, text, max_len) != EXIT_OK) {
         set_error(err, errlen, "out of memory");
         return EXIT_RUNTIME;
     }
@@ -449,10 +449,10 @@ static int write_heatmap(const Trace *tr, const char *name, const float *values,
                        pe ? "dimension" : "key", pe ? PLOT_MAP_DIVERGING : PLOT_MAP_SEQUENTIAL};
     if (plot_heatmap(path, &map, &w, &h, err, sizeof err) != 0) {
         fprintf(stderr, "error: %s\n", err);
-        return -1;
+        return EXIT_RUNTIME;
     }
     printf("    wrote %s (%d x %d)\n", path, w, h);
-    return 0;
+    return EXIT_OK;
 }
 
 /* Sinusoidal PE for positions 0..n-1, as the model computes it. */
@@ -466,13 +466,13 @@ static float *sinusoidal_rows(int n, int d) {
 static int write_pictures(const Trace *tr, const float *pe) {
     const Model *m = tr->run.model;
     const ModelConfig *c = &m->cfg;
-    int T = tr->in.T, rc = 0;
+    int T = tr->in.T, rc = EXIT_OK;
     const char *const *labels = (const char *const *)tr->in.labels;
     printf("\n[png] heatmaps in %s\n", tr->png_dir);
     char why[1024];
     if (make_dirs(tr->png_dir, why, sizeof why) != 0) {
         fprintf(stderr, "error: --png %s: cannot create the folder: %s\n", tr->png_dir, why);
-        return -1;
+        return EXIT_RUNTIME;
     }
     char name[64], title[160];
     for (int l = 0; l < c->n_layers && rc == 0; l++)
@@ -492,7 +492,7 @@ static int write_pictures(const Trace *tr, const float *pe) {
         position_labels[t] = positions[t];
     }
     rc = positions && position_labels ? write_heatmap(tr, "positional_encoding.png", pe, T, c->d_model,
-                                                      position_labels, NULL, title, 1) : -1;
+                                                      position_labels, NULL, title, 1) : EXIT_RUNTIME;
     free(positions);
     free(position_labels);
     if (rc != 0) return rc;
@@ -503,7 +503,7 @@ static int write_pictures(const Trace *tr, const float *pe) {
     snprintf(name, sizeof name, "positional_encoding_%d.png", n);
     snprintf(title, sizeof title, "positional encoding (%s): %d positions x %d dimensions", pe_name(c->pe), n,
              c->d_model);
-    if (c->pe == PE_SINUSOIDAL && !rows) rc = -1;
+    if (c->pe == PE_SINUSOIDAL && !rows) rc = EXIT_RUNTIME;
     else rc = write_heatmap(tr, name, rows ? rows : table, n, c->d_model, NULL, NULL, title, 1);
     free(rows);
     return rc;
@@ -522,7 +522,7 @@ static int input_parts(const Trace *tr, float **emb_out, float **pe_out) {
     if (!emb || !pe || !table || (c->pe == PE_LEARNED && !learned)) {
         free(emb);
         free(pe);
-        return -1;
+        return EXIT_RUNTIME;   /* out of memory, or a checkpoint without the tensor */
     }
     for (int t = 0; t < T; t++)
         for (int j = 0; j < d; j++) {
@@ -533,7 +533,7 @@ static int input_parts(const Trace *tr, float **emb_out, float **pe_out) {
         }
     *emb_out = emb;
     *pe_out = pe;
-    return 0;
+    return EXIT_OK;
 }
 
 /* What the walk does besides the forward: --backward (label -1: the
@@ -563,12 +563,12 @@ static int write_page(const Trace *tr, const float *emb, const float *pe, const 
     char err[1024];
     if (trace_html_write(tr, emb, pe, bw, path, err, sizeof err) != 0) {
         fprintf(stderr, "error: --html %s: %s\n", path, err);
-        return -1;
+        return EXIT_RUNTIME;
     }
     struct stat st;
     printf("\n[html] wrote %s (%lld bytes): open it in a browser; point at a query token to see its attention\n", path,
            stat(path, &st) == 0 ? (long long)st.st_size : 0LL);
-    return 0;
+    return EXIT_OK;
 }
 
 static int walk(Trace *tr, const char *text, const WalkExtras *x) {

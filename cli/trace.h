@@ -46,7 +46,7 @@ int trace_locale_utf8(void);
  * utf8; else ASCII, U+2581 as '_' and other characters as '?', counted in
  * replaced[0] and replaced[1] (replaced may be NULL). */
 char *trace_shown(const char *s, int utf8, int replaced[2]);
-/* in->shown from in->labels; 0, or -1 when out of memory. */
+/* in->shown from in->labels; EXIT_OK, or EXIT_RUNTIME when out of memory. */
 int trace_input_show(TraceInput *in, int utf8);
 /* Prints s cut to width terminal columns and padded with spaces to width. */
 void trace_print_padded(FILE *out, const char *s, int width);

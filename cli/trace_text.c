@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/errors.h"
 #include "base/utf8.h"
 #include "cli/trace.h"
 
@@ -44,8 +45,8 @@ char *trace_shown(const char *s, int utf8, int replaced[2]) {
 int trace_input_show(TraceInput *in, int utf8) {
     in->shown = calloc((size_t)in->T, sizeof(char *));
     for (int t = 0; in->shown && t < in->T; t++)
-        if (!(in->shown[t] = trace_shown(in->labels[t], utf8, in->replaced))) return -1;
-    return in->shown ? 0 : -1;
+        if (!(in->shown[t] = trace_shown(in->labels[t], utf8, in->replaced))) return EXIT_RUNTIME;
+    return in->shown ? EXIT_OK : EXIT_RUNTIME;
 }
 
 void trace_print_padded(FILE *out, const char *s, int width) {
