@@ -9,7 +9,8 @@
 - Calls: no two .c files call each other's functions, directly or around a
   loop (a file's functions are its non-static definitions).
 - Errors: below cli/ nothing prints to stderr (fprintf(stderr, ...),
-  fputs(..., stderr), perror, ...); anywhere, a message goes into an error
+  fputs(..., stderr), perror, ...), and base/ formats/ nn/ model/ text/
+  print nothing to stdout either; anywhere, a message goes into an error
   buffer through set_error or fail (base/errors.h), never a raw snprintf
   into err outside base/errors.c.
 - Docs: every source file is in ARCHITECTURE.md's tables, and every
@@ -168,9 +169,18 @@ STDERR_PRINT = re.compile(
 RAW_ERROR = re.compile(r"\b(?:v?s?n?printf|strn?cpy|strn?cat)\s*\(\s*(?:err|\w+\s*(?:->|\.)\s*err)\b")
 
 
+# layers that print nothing of their own: they write to a stream they are given, if at all
+SILENT = ("base", "formats", "nn", "model", "text")
+STDOUT_PRINT = re.compile(r"\b(?:printf|vprintf|puts|putchar)\s*\(|\bstdout\b")
+
+
 def check_prints(code):
     problems = []
     for path, text in code.items():
+        if layer_of(path) in SILENT:
+            for m in STDOUT_PRINT.finditer(text):
+                problems.append(f"{path}:{line_of(text, m.start())}: prints to stdout ({m.group(0).strip()}) in "
+                                f"{layer_of(path)}/, which prints nothing: write to a stream the caller passes")
         if layer_of(path) not in BELOW_CLI:
             continue
         for m in STDERR_PRINT.finditer(text):

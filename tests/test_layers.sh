@@ -48,7 +48,11 @@ printf 'void g(void) {\n    fputs("x",\n          stderr);\n    perror("y");\n}\
 out=$(python3 scripts/check-layers.py "$plant")
 grep -q '^FAIL report/b.c:2: prints to stderr' <<<"$out" && grep -q '^FAIL report/b.c:4: prints to stderr' <<<"$out" \
     && pass "fputs(..., stderr) over two lines and perror are refused too" || fail "fputs/perror not named: $out"
-rm "$plant/run/a.c" "$plant/report/b.c"
+mkdir -p "$plant/text"; printf 'void g(void) {\n    printf("x");\n}\n' >"$plant/text/d.c"
+out=$(python3 scripts/check-layers.py "$plant")
+grep -q '^FAIL text/d.c:2: prints to stdout' <<<"$out" && pass "a print to stdout in text/, which prints nothing, is refused" \
+    || fail "the print to stdout in text/ is not named: $out"
+rm "$plant/run/a.c" "$plant/report/b.c" "$plant/text/d.c"
 printf 'void g(void) {\n    /* fprintf(stderr, "x") */\n    printf("fprintf(stderr, ...)");\n    fprintf(log, "x");\n}\n' >"$plant/run/a.c"
 printf 'void g(void) {\n    fprintf(stderr, "error: x\\n");\n}\n' >"$plant/cli/c.c"
 out=$(python3 scripts/check-layers.py "$plant") && pass "stderr in cli/, in a comment or a string, and a log stream pass" \
