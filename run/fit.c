@@ -1,8 +1,8 @@
 /* fit.c: a training run (see fit.h): prepare the corpus and the model, run
- * the epochs step by step, validate, write the run's files after every
- * epoch, and stop cleanly on a signal, a non-finite loss or --stop-after. */
+ * the epochs step by step (each step: run/step.c), validate, write the
+ * run's files after every epoch, and stop cleanly on a signal, a
+ * non-finite loss or --stop-after. */
 #include "run/fit.h"
-#include "run/trainer.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -17,13 +17,11 @@
 
 #include "base/fileio.h"
 #include "base/hash.h"
-#include "nn/mlm.h"
 #include "report/classreport.h"
 #include "report/curves.h"
 #include "report/epoch_table.h"
 #include "report/metrics_csv.h"
 #include "run/corpus.h"
-#include "text/bpe_dropout.h"
 #include "run/evaluate.h"
 #include "run/final_report.h"
 #include "run/init.h"
@@ -33,6 +31,7 @@
 #include "run/schedule.h"
 #include "run/signals.h"
 #include "run/state.h"
+#include "run/trainer.h"
 
 
 static double now_seconds(void) {
