@@ -1,9 +1,9 @@
-/* step.c: one training step (see trainer.h). train_step reads on one
- * screen: forward, loss, backward, clipping, AdamW. What pretraining
- * (masked tokens), --bpe-dropout, --accum-steps and MPI add sits behind the
- * named calls below it, each keyed by the global step and by each example's
- * place in the global batch, so that ranks and micro-batches draw what one
- * process would. */
+/* step.c: one training step (see trainer.h). train_step and the
+ * forward_backward below it read on one screen: forward, loss, backward,
+ * clipping, AdamW. What pretraining (masked tokens), --bpe-dropout,
+ * --accum-steps and MPI add sits behind named calls, each keyed by the
+ * global step and by each example's place in the global batch, so that
+ * ranks and micro-batches draw what one process would. */
 #include <math.h>
 #include <string.h>
 
@@ -16,6 +16,9 @@
 static int my_examples(Trainer *t, int s);
 static int forward_backward(Trainer *t, long step, const int *indices, const int *rows, int n, double stats[4],
                             double *weight);
+static int mlm_forward_backward(Trainer *t, long step, const int *rows, int n, int T, double stats[4],
+                                double *weight);
+static int split_subwords(Trainer *t, long step, const int *rows, int n, int T);
 static int accumulate_micro_batches(Trainer *t, long step, int n, double stats[4], double *weight);
 static void sum_over_ranks(Trainer *t, double stats[4], double weight);
 static int not_finite(const Trainer *t, int epoch, int s, long step, char *err, size_t errlen);
@@ -44,31 +47,6 @@ int train_step(Trainer *t, int epoch, int s, char *err, size_t errlen) {
 
 /* ------------------------------------------------------------ forward and backward */
 
-/* Pretraining: the batch masked (15%, 80-10-10, nn/mlm.c), the tied MLM
- * head's loss over the masked positions, and its backward. */
-static int mlm_forward_backward(Trainer *t, long step, const int *rows, int n, int T, double stats[4],
-                                double *weight) {
-    Model *m = t->model;
-    mlm_mask(t->mlm_tokens, t->mlm_targets, t->tokens, n, T, t->corpus.vocab.size, (uint64_t)t->o->seed,
-             (uint64_t)step, MLM_SITE_TRAIN, 0, rows);
-    ForwardOptions opt = {.training = 1, .seed = (uint64_t)t->o->seed, .step = (uint64_t)step, .rows = rows};
-    stats[0] = model_forward_mlm(m, t->mlm_tokens, t->mlm_targets, n, T, &opt);
-    int M = model_mlm_count(m);
-    for (int i = 0; i < M; i++) stats[1] += model_mlm_predicted(m, i) == model_mlm_target(m, i);
-    stats[3] = M;
-    model_backward(m);
-    for (long i = 0; i < (long)n * T; i++) stats[2] += t->tokens[i] != TOKEN_PAD;
-    *weight = stats[3];   /* the loss is a mean over the masked positions */
-    return 0;
-}
-
-/* --bpe-dropout: merged subwords of the batch split back into their parts
- * by keyed draws; returns the new length. */
-static int split_subwords(Trainer *t, long step, const int *rows, int n, int T) {
-    BpeDropoutKey key = {t->o->bpe_dropout, (uint64_t)t->o->seed, (uint64_t)step, rows};
-    return bpe_dropout_batch(t->tokens, n, T, t->corpus.max_len, &t->splits, key, t->split_work);
-}
-
 /* Forward, loss and backward on n examples (local indices; rows: their
  * places in the global batch): gradients in the model; stats as train_step's
  * (zeroed by the caller) and *weight, the loss weight of the examples. -1
@@ -92,6 +70,31 @@ static int forward_backward(Trainer *t, long step, const int *indices, const int
         *weight += t->class_weights ? t->class_weights[t->labels[i]] : 1.0;
     }
     return 0;
+}
+
+/* Pretraining: the batch masked (15%, 80-10-10, nn/mlm.c), the tied MLM
+ * head's loss over the masked positions, and its backward. */
+static int mlm_forward_backward(Trainer *t, long step, const int *rows, int n, int T, double stats[4],
+                                double *weight) {
+    Model *m = t->model;
+    mlm_mask(t->mlm_tokens, t->mlm_targets, t->tokens, n, T, t->corpus.vocab.size, (uint64_t)t->o->seed,
+             (uint64_t)step, MLM_SITE_TRAIN, 0, rows);
+    ForwardOptions opt = {.training = 1, .seed = (uint64_t)t->o->seed, .step = (uint64_t)step, .rows = rows};
+    stats[0] = model_forward_mlm(m, t->mlm_tokens, t->mlm_targets, n, T, &opt);
+    int M = model_mlm_count(m);
+    for (int i = 0; i < M; i++) stats[1] += model_mlm_predicted(m, i) == model_mlm_target(m, i);
+    stats[3] = M;
+    model_backward(m);
+    for (long i = 0; i < (long)n * T; i++) stats[2] += t->tokens[i] != TOKEN_PAD;
+    *weight = stats[3];   /* the loss is a mean over the masked positions */
+    return 0;
+}
+
+/* --bpe-dropout: merged subwords of the batch split back into their parts
+ * by keyed draws; returns the new length. */
+static int split_subwords(Trainer *t, long step, const int *rows, int n, int T) {
+    BpeDropoutKey key = {t->o->bpe_dropout, (uint64_t)t->o->seed, (uint64_t)step, rows};
+    return bpe_dropout_batch(t->tokens, n, T, t->corpus.max_len, &t->splits, key, t->split_work);
 }
 
 /* More examples than one forward takes (--accum-steps): micro-batches of
