@@ -340,14 +340,15 @@ def check_named_functions(root, arch, files, functions):
         else:
             chunks = [(c, None) for c in re.split(r";|\.\s", line)]
         for chunk, where in chunks:
-            # "`a` (or `b`) in `dir/file.c`": the names before the file are in it
-            place = re.search(r"\bin\s+`([\w./]+\.[ch])`", chunk)
+            # "`a` (or `b`) in `dir/file.c`": the names before the file (and after an earlier one) are in it
+            places = list(re.finditer(r"\bin\s+`([\w./]+\.[ch])`", chunk))
             for m in re.finditer(r"`(\w+)(\(\))?`", chunk):
                 name, called = m.group(1), m.group(2)
                 if not called and not (re.fullmatch(r"[a-z][a-z0-9]*(_[a-z0-9]+)+", name) and name in known):
                     if not (re.fullmatch(r"[a-z][a-z0-9]*(_[a-z0-9]+)+", name) and "(" in chunk[m.end():m.end() + 1]):
                         continue
-                targets = [place.group(1)] if place and m.start() < place.start() else where or []
+                place = next((p for p in places if p.start() > m.start()), None)
+                targets = [place.group(1)] if place else where or []
                 if targets:
                     if not any(defines(root, t, name) or defines(root, t[:-2] + ".h", name) for t in targets):
                         problems.append(f"docs/ARCHITECTURE.md:{no}: names `{name}` in {' or '.join(targets)}, "
