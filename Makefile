@@ -1,5 +1,7 @@
 # ./train: a transformer trainer in plain C with OpenMP.
 #   make            build ./train
+#   make check      the quick loop (under a minute): unit tests and the fast shell
+#                   checks, without the sanitizer, mutant and PyTorch builds
 #   make test       unit tests, CLI tests, sanitizer build, PyTorch cross-check
 #   make demo       train the default demo, trace one review through it, predict two
 #   make docs       regenerate README.md's excerpts and docs/images from real runs
@@ -73,7 +75,7 @@ ASAN_TEST_BIN := $(TEST_SRC:tests/%.c=$(BUILD)/asan-tests/%)
 TOOL_SRC := $(wildcard tests/tool_*.c)
 TOOL_BIN := $(TOOL_SRC:tests/%.c=$(BUILD)/tests/%)
 
-.PHONY: FORCE synthetic all test unit-test asan-test cli-test check-torch demo docs bench data check-data fuzz clean
+.PHONY: FORCE synthetic all check test check-torch demo docs bench data check-data fuzz clean
 all: train
 
 $(STB_LOCAL)/stb_image_write.h:
@@ -175,12 +177,12 @@ $(BUILD)/tests/%: tests/%.c $(LIB_OBJ) $(HEADERS) tests/check.h
 	$(Q)$(CC) $(ALL_CFLAGS) -I. $< $(LIB_OBJ) -o $@ $(LDLIBS)
 
 # test_f64_* compile the model's sources themselves in double precision.
-$(BUILD)/tests/test_f64_%: tests/test_f64_%.c model.c model/config.c nn/layers.c nn/attention.c nn/mlm.c $(HEADERS) tests/check.h
+$(BUILD)/tests/test_f64_%: tests/test_f64_%.c model.c model/config.c nn/layers.c nn/attention.c nn/mlm.c base/errors.c $(HEADERS) tests/check.h
 	@mkdir -p $(@D)
 	@$(if $(V),,echo "  LD      $@")
 	$(Q)$(CC) $(ALL_CFLAGS) -I. $< -o $@ $(LDLIBS)
 
-$(BUILD)/asan-tests/test_f64_%: tests/test_f64_%.c model.c model/config.c nn/layers.c nn/attention.c nn/mlm.c $(HEADERS) tests/check.h
+$(BUILD)/asan-tests/test_f64_%: tests/test_f64_%.c model.c model/config.c nn/layers.c nn/attention.c nn/mlm.c base/errors.c $(HEADERS) tests/check.h
 	@mkdir -p $(@D)
 	@$(if $(V),,echo "  LD      $@")
 	$(Q)$(CC) $(ASAN_CFLAGS) -I. $< -o $@ $(LDLIBS)
@@ -196,6 +198,11 @@ $(BUILD)/train-asan: train.c $(ASAN_OBJ) $(HEADERS)
 
 test: train $(TEST_BIN) $(TOOL_BIN) $(ASAN_TEST_BIN) $(BUILD)/train-asan $(MUTANT)/train
 	@bash scripts/run-tests.sh
+
+# The edit-build-test loop: the plain unit tests (no ASan, mutant or twin builds)
+# and the shell checks that need no training (scripts/run-tests.sh --quick).
+check: train $(TEST_BIN)
+	@bash scripts/run-tests.sh --quick
 
 check-torch: $(BUILD)/tests/tool_torch_check
 	@bash scripts/check-torch.sh
