@@ -1,5 +1,7 @@
 # ./train: a transformer trainer in plain C with OpenMP.
 #   make            build ./train
+#   make check      the quick loop (under a minute): unit tests and the fast shell
+#                   checks, without the sanitizer, mutant and PyTorch builds
 #   make test       unit tests, CLI tests, sanitizer build, PyTorch cross-check
 #   make demo       train the default demo, trace one review through it, predict two
 #   make build/train-ref  ./train on the plain layers of nn/reference.c, to step through (docs/READING.md)
@@ -56,9 +58,10 @@ ALL_CFLAGS := $(CSTD) -I. $(WARN) $(OPT) $(OPENMP) $(STB_CFLAGS) $(CFLAGS)
 ASAN_CFLAGS := $(CSTD) -I. $(WARN) -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined \
                -fno-sanitize-recover=undefined $(OPENMP) $(STB_CFLAGS) $(CFLAGS)
 
-# run.json records the version (git describe) and the flags of this build.
-VERSION := $(shell git describe --always --dirty 2>/dev/null || echo unknown)
-VERSION_DEFS := -DTRAIN_VERSION='"$(VERSION)"' -DTRAIN_CFLAGS='"$(strip $(CSTD) $(OPT) $(OPENMP) $(CFLAGS))"'
+# run.json records the version (the release in run/record.c, with git describe
+# when git is there) and the flags of this build.
+GIT_VERSION := $(shell git describe --always --dirty 2>/dev/null)
+VERSION_DEFS := $(if $(GIT_VERSION),-DTRAIN_GIT='"$(GIT_VERSION)"') -DTRAIN_CFLAGS='"$(strip $(CSTD) $(OPT) $(OPENMP) $(CFLAGS))"'
 
 # The layers, lowest first (docs/ARCHITECTURE.md): each folder includes only
 # its own headers and those of folders before it; tests/test_layers.sh checks.
@@ -73,7 +76,7 @@ ASAN_TEST_BIN := $(TEST_SRC:tests/%.c=$(BUILD)/asan-tests/%)
 TOOL_SRC := $(wildcard tests/tool_*.c)
 TOOL_BIN := $(TOOL_SRC:tests/%.c=$(BUILD)/tests/%)
 
-.PHONY: FORCE synthetic all test unit-test asan-test cli-test check-torch demo docs bench data check-data fuzz clean
+.PHONY: FORCE synthetic all check test check-torch demo docs bench data check-data fuzz clean
 all: train
 
 $(STB_LOCAL)/stb_image_write.h:
@@ -203,12 +206,12 @@ $(BUILD)/tests/%: tests/%.c $(LIB_OBJ) $(HEADERS) tests/check.h
 	$(Q)$(CC) $(ALL_CFLAGS) -I. $< $(LIB_OBJ) -o $@ $(LDLIBS)
 
 # test_f64_* compile the model's sources themselves in double precision.
-$(BUILD)/tests/test_f64_%: tests/test_f64_%.c model.c model/config.c nn/layers.c nn/attention.c nn/mlm.c $(HEADERS) tests/check.h
+$(BUILD)/tests/test_f64_%: tests/test_f64_%.c model.c model/config.c nn/layers.c nn/attention.c nn/mlm.c base/errors.c $(HEADERS) tests/check.h
 	@mkdir -p $(@D)
 	@$(if $(V),,echo "  LD      $@")
 	$(Q)$(CC) $(ALL_CFLAGS) -I. $< -o $@ $(LDLIBS)
 
-$(BUILD)/asan-tests/test_f64_%: tests/test_f64_%.c model.c model/config.c nn/layers.c nn/attention.c nn/mlm.c $(HEADERS) tests/check.h
+$(BUILD)/asan-tests/test_f64_%: tests/test_f64_%.c model.c model/config.c nn/layers.c nn/attention.c nn/mlm.c base/errors.c $(HEADERS) tests/check.h
 	@mkdir -p $(@D)
 	@$(if $(V),,echo "  LD      $@")
 	$(Q)$(CC) $(ASAN_CFLAGS) -I. $< -o $@ $(LDLIBS)
@@ -224,6 +227,11 @@ $(BUILD)/train-asan: train.c $(ASAN_OBJ) $(HEADERS)
 
 test: train $(TEST_BIN) $(TOOL_BIN) $(ASAN_TEST_BIN) $(BUILD)/train-asan $(MUTANT)/train $(BUILD)/train-ref
 	@bash scripts/run-tests.sh
+
+# The edit-build-test loop: the plain unit tests (no ASan, mutant or twin builds)
+# and the shell checks that need no training (scripts/run-tests.sh --quick).
+check: train $(TEST_BIN)
+	@bash scripts/run-tests.sh --quick
 
 check-torch: $(BUILD)/tests/tool_torch_check
 	@bash scripts/check-torch.sh

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "nn/mlm.h"
+#include "base/errors.h"
 #include "base/rng.h"
 #include "nn/attention.h"
 #include "nn/layers.h"
@@ -257,11 +258,11 @@ void model_free(Model *m) {
 Model *model_create(const ModelConfig *cfg, int max_batch, char *err, size_t errlen) {
     if (model_config_check(cfg, err, errlen) != 0) return NULL;
     if (max_batch < 1 || max_batch > MODEL_MAX_DIM) {
-        snprintf(err, errlen, "max_batch must be between 1 and %d (got %d)", MODEL_MAX_DIM, max_batch);
+        set_error(err, errlen, "max_batch must be between 1 and %d (got %d)", MODEL_MAX_DIM, max_batch);
         return NULL;
     }
     if (count_params(cfg) > ((size_t)1 << 34)) {
-        snprintf(err, errlen, "model too large: %zu parameters", count_params(cfg));
+        set_error(err, errlen, "model too large: %zu parameters", count_params(cfg));
         return NULL;
     }
     Model *m = calloc(1, sizeof *m);
@@ -275,7 +276,7 @@ Model *model_create(const ModelConfig *cfg, int max_batch, char *err, size_t err
     if (!a->layers || !a->layer_params) goto out_of_memory;
     /* 12 tensors a layer, and at most 2 + 2 + 5 around them */
     if (12 * cfg->n_layers + 9 > MODEL_MAX_TENSORS) {
-        snprintf(err, errlen, "layers %d is more than this build supports (%d)", cfg->n_layers,
+        set_error(err, errlen, "layers %d is more than this build supports (%d)", cfg->n_layers,
                  (MODEL_MAX_TENSORS - 9) / 12);
         model_free(m);
         return NULL;
@@ -312,7 +313,7 @@ Model *model_create(const ModelConfig *cfg, int max_batch, char *err, size_t err
     }
     return m;
 out_of_memory:
-    snprintf(err, errlen, "out of memory: this model and batch need about %zu bytes",
+    set_error(err, errlen, "out of memory: this model and batch need about %zu bytes",
              model_memory_bytes(cfg, max_batch));
     model_free(m);
     return NULL;

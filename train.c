@@ -13,105 +13,30 @@
 #include "base/fileio.h"
 #include "cli/commands.h"
 #include "cli/usage.h"
+#include "report/font.h"
 #include "run/dist.h"
 #include "run/fit.h"
 #include "run/init.h"
 #include "run/options.h"
 #include "run/record.h"
+#include "run/resume.h"
 #include "run/rundir.h"
 #include "run/signals.h"
 
-/* Options that may change when a run is resumed; the rest shape the model or data. */
-static const char *const RESUMABLE[] = {"epochs", "threads", "quiet", "patience", "stop-after", "resume"};
-
-static int is_resumable(const char *name) {
-    for (size_t i = 0; i < sizeof RESUMABLE / sizeof *RESUMABLE; i++)
-        if (strcmp(name, RESUMABLE[i]) == 0) return 1;
-    return 0;
-}
-
 /* A training error on stderr, naming the MPI rank in a job of several. */
 static int report_fit_error(const DistContext *dist, int rc, const char *err) {
-    if (rc == EXIT_OK || !err[0]) return rc;   /* an interrupt in training has spoken already (err empty) */
-    if (dist->size > 1) fprintf(stderr, "error (MPI rank %d): %s\n", dist->rank, err);
+    if (rc == EXIT_OK || !err[0]) return rc;   /* MPI: a rank other than 0 has nothing to say */
+    if (rc == EXIT_INTERRUPTED) fprintf(stderr, "\n%s\n", err);   /* not an error: the state is saved */
+    else if (dist->size > 1) fprintf(stderr, "error (MPI rank %d): %s\n", dist->rank, err);
     else fprintf(stderr, "error: %s\n", err);
     return rc;
 }
 
-/* Options given with --resume that the run cannot take: a value that
- * differs from the recorded one (the same value, as when the first command
- * is run again with --resume added, is no change). Returns 0 or EXIT_USAGE
- * with the message printed. */
-static int refuse_changes(const Options *given, const Options *recorded, const char *dir) {
-    for (int k = 0; k < OPTION_COUNT; k++) {
-        const OptionSpec *s = &OPTION_TABLE[k];
-        if (!options_given(given, s->name) || is_resumable(s->name)) continue;
-        char now[4096], then[4096];
-        options_format(given, s, now, sizeof now);
-        options_format(recorded, s, then, sizeof then);
-        /* a path may be spelled otherwise (the record's are absolute); --out is the run itself */
-        int is_out = strcmp(s->name, "out") == 0;
-        int same = (!is_out && strcmp(now, then) == 0) || fileio_same_file(now, is_out ? dir : then);
-        if (same) continue;
-        if (is_out)
-            fprintf(stderr, "error: --out %s: a resumed run continues in its own directory, %s; drop --out\n", now, dir);
-        else if (!s->recorded)   /* --overwrite: not part of a run, and the opposite of --resume */
-            fprintf(stderr, "error: --%s cannot go with --resume, which continues the run in %s; drop --%s\n", s->name,
-                    dir, s->name);
-        else
-            fprintf(stderr, "error: --%s cannot change when resuming (%s has %s, given %s); only --epochs, --patience, "
-                            "--stop-after, --threads and --quiet can\n", s->name, dir, then[0] ? then : "none",
-                    now[0] ? now : "none");
-        return EXIT_USAGE;
-    }
-    return 0;
-}
-
-/* --resume RUN: the recorded options, with the few that may change taken from the command line. */
-static int resume(const DistContext *dist, const Options *given, int argc, char **argv) {
-    if (given->n_args > 0) {
-        fprintf(stderr, "error: --resume takes its data from the run's record; drop '%s'\n", given->args[0]);
-        return EXIT_USAGE;
-    }
-    RunDirPolicy policy = {RUNDIR_RESUME, 1, NULL, stderr};
-    RunDir dir;
-    RunRecord info;
-    char err[1024] = "";
-    int rc = rundir_claim(&dir, dist, given->resume_dir, &policy, err, sizeof err);
-    if (rc != EXIT_OK) {
-        if (err[0]) fprintf(stderr, "error: cannot resume: %s\n", err);
-        return rc;
-    }
-    if (record_read(given->resume_dir, 1, &info, err, sizeof err) != 0) {
-        rundir_release(&dir);
-        fprintf(stderr, "error: cannot resume: %s\n", err);
-        return EXIT_USAGE;
-    }
-    if (refuse_changes(given, &info.options, given->resume_dir) != 0) {
-        record_free(&info);
-        rundir_release(&dir);
-        return EXIT_USAGE;
-    }
-    int started_epochs = info.options.epochs;
-    for (size_t i = 0; i < sizeof RESUMABLE / sizeof *RESUMABLE; i++) {
-        const OptionSpec *s = options_find(RESUMABLE[i]);
-        if (!options_given(given, s->name)) continue;
-        char value[4096];
-        options_format(given, s, value, sizeof value);
-        options_set(&info.options, s, value, err, sizeof err);
-    }
-    if (info.options.epochs != started_epochs && !info.options.quiet)
-        printf("note: --epochs %d, started with %d: the learning-rate schedule changes from where the run "
-               "resumes, so `./train reproduce` (a new run with --epochs %d) will not match it\n", info.options.epochs,
-               started_epochs, started_epochs);
-    rc = fit(dist, &info.options, info.data_path, given->resume_dir, 1, argc, argv, NULL, err, sizeof err);
-    rundir_release(&dir);
-    record_free(&info);
-    return report_fit_error(dist, rc, err);
-}
-
 static int train_command(const DistContext *dist, Options *o, int argc, char **argv) {
-    if (o->resume_dir && *o->resume_dir) return resume(dist, o, argc, argv);
+    if (o->resume_dir && *o->resume_dir) {
+        char err[1024] = "";
+        return report_fit_error(dist, resume_run(dist, o, argc, argv, stderr, err, sizeof err), err);
+    }
     if (o->n_args != 1) {
         fprintf(stderr, "error: %s (see ./train --help)\n",
                 o->n_args == 0 ? "no data file given: ./train DATA.tsv [options]" : "more than one data file given");
@@ -210,7 +135,9 @@ static int run_command(const DistContext *dist, int argc, char **argv) {
     const char *command = spec->name;
     Options o;
     options_defaults(&o);
-    int rc = options_parse(&o, argc, argv, first);
+    char parse_err[1024];
+    int rc = options_parse(&o, argc, argv, first, parse_err, sizeof parse_err);
+    if (rc != EXIT_OK) cli_report(rc, parse_err);
     if (rc == 0) rc = usage_check_options(spec, &o);
     if (rc == 0 && strcmp(command, "pretrain") == 0) {
         /* ./train pretrain TEXTS is training with --task pretrain, which run.json
@@ -267,6 +194,9 @@ int main(int argc, char **argv) {
         fprintf(stderr, "error: %s\n", err);
         return EXIT_RUNTIME;
     }
+    dist.log = stderr;   /* a rank that must end the job says why here */
     int rc = run_command(&dist, argc, argv);
+    const char *font_note = font_fallback_note();   /* the pictures' font, when it had to fall back */
+    if (font_note) fprintf(stderr, "note: %s\n", font_note);
     return dist_finish(&dist, rc, EXIT_INTERRUPTED);
 }

@@ -43,7 +43,8 @@ int cli_missing_model(const Options *o, const char *command, const char *also, c
 /* " arg" on f, single-quoted for a shell when it holds anything but plain
  * characters (a quote inside as '\''). */
 void cli_print_shell_word(FILE *f, const char *arg);
-/* "error: message" on stderr (nothing for an empty message); returns rc. */
+/* "error: message" on stderr (nothing for an empty message); returns rc.
+ * An interrupt (EXIT_INTERRUPTED) is no error: its message stands alone. */
 int cli_report(int rc, const char *message);
 
 #endif

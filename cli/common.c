@@ -15,7 +15,8 @@ int cli_usage_error(const char *message) {
 }
 
 int cli_report(int rc, const char *message) {
-    if (rc != EXIT_OK && message && *message) fprintf(stderr, "error: %s\n", message);
+    if (rc == EXIT_INTERRUPTED && message && *message) fprintf(stderr, "\n%s\n", message);   /* not an error */
+    else if (rc != EXIT_OK && message && *message) fprintf(stderr, "error: %s\n", message);
     return rc;
 }
 

@@ -39,7 +39,7 @@ int command_compare_pe(const Options *o, int argc, char **argv) {
         snprintf(dir, sizeof dir, "%s/pe-%s", base, kinds[r]);
         printf("\n=== --pe %s -> %s\n", kinds[r], dir);
         rc = fit(NULL, &run, o->args[0], dir, 0, argc, argv, &summary[r], err, sizeof err);
-        if (rc == EXIT_INTERRUPTED)
+        if (rc == EXIT_INTERRUPTED && cli_report(rc, err))
             fprintf(stderr, "compare-pe stopped in its --pe %s run: the comparison itself cannot be continued (the "
                     "--resume above finishes that run alone); to compare, give the same command again with --out %s "
                     "--overwrite\n", kinds[r], base);

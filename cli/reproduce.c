@@ -109,7 +109,7 @@ int command_reproduce(const Options *o, int argc, char **argv) {
     rc = fit(NULL, &info.options, info.data_path, out_dir, 0, argc, argv, NULL, err, sizeof err);
     record_free(&info);
     if (rc == EXIT_OK) rc = compare_traces(dir, out_dir);
-    else if (rc != EXIT_INTERRUPTED) rc = cli_report(rc, err);
+    else rc = cli_report(rc, err);
     rundir_release(&claimed);
     return rc;
 }

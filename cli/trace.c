@@ -20,22 +20,10 @@
 #define SHOW_ROWS 16        /* rows printed per matrix before "..." */
 #define SHOW_ATTN_NUMBERS 12 /* attention rows are printed as numbers up to this T */
 #define HEATMAP_TEXT_ROWS 24 /* query rows of a text heatmap */
-#define LABEL_CHARS 10      /* token labels are cut to this many characters */
 #define PE_PICTURE_POSITIONS 100
 #define UNTRAINED_MAX_LEN 64 /* --untrained with --max-len auto */
 
 /* ------------------------------------------------------------ text helpers */
-
-void trace_print_padded(FILE *out, const char *s, int width) {
-    int shown = 0;
-    for (const char *p = s; *p; p++) {
-        int starts = ((unsigned char)*p & 0xC0) != 0x80;
-        if (starts && shown == width) break;
-        shown += starts;
-        fputc(*p, out);
-    }
-    for (; shown < width; shown++) fputc(' ', out);
-}
 
 /* A token as it is shown: whitespace characters (char tokenizer) get names. */
 static char *token_label(const char *tok, size_t len) {
@@ -66,7 +54,7 @@ static int collect_token(const char *tok, size_t len, int special, void *ctx) {
         if (!list->tokens[list->n] || !list->labels[list->n]) {
             free(list->tokens[list->n]);
             free(list->labels[list->n]);
-            return -1;
+            return -1;   /* stops tokenize */
         }
         list->n++;
     }
@@ -89,14 +77,16 @@ static int token_list_make(TokenList *list, TokenizerKind kind, const char *text
     list->labels = calloc((size_t)list->keep, sizeof(char *));
     if (!list->tokens || !list->labels || tokenize(kind, text, collect_token, list) != 0) {
         token_list_free(list);
-        return -1;
+        return EXIT_RUNTIME;   /* out of memory */
     }
-    return 0;
+    return EXIT_OK;
 }
 
 static void trace_input_free(TraceInput *in) {
     for (int t = 0; in->labels && t < in->T; t++) free(in->labels[t]);
+    for (int t = 0; in->shown && t < in->T; t++) free(in->shown[t]);
     free(in->labels);
+    free(in->shown);
     free(in->ids);
     memset(in, 0, sizeof *in);
 }
@@ -115,7 +105,7 @@ static int trace_input_bpe(TraceInput *in, const SavedModel *run, const char *te
     }
     in->n_text_tokens = ok ? encode_length(text, &run->vocab, run->tokenizer) - 2 : 0;
     if (!ok) trace_input_free(in);
-    return ok ? 0 : -1;
+    return ok ? EXIT_OK : EXIT_RUNTIME;
 }
 
 /* Encodes text as the model will see it, with a label per position. */
@@ -124,7 +114,7 @@ static int trace_input_make(TraceInput *in, const SavedModel *run, const char *t
     int max_len = run->model->cfg.max_len;
     if (run->vocab.bpe) return trace_input_bpe(in, run, text, max_len);
     TokenList list;
-    if (token_list_make(&list, run->tokenizer, text, max_len) != 0) return -1;
+    if (token_list_make(&list, run->tokenizer, text, max_len) != EXIT_OK) return EXIT_RUNTIME;
     in->ids = malloc(sizeof(int) * max_len);
     in->labels = calloc((size_t)max_len, sizeof(char *));
     int ok = in->ids && in->labels;
@@ -138,7 +128,7 @@ static int trace_input_make(TraceInput *in, const SavedModel *run, const char *t
     in->n_text_tokens = list.total;
     token_list_free(&list);
     if (!ok) trace_input_free(in);
-    return ok ? 0 : -1;
+    return ok ? EXIT_OK : EXIT_RUNTIME;   /* out of memory */
 }
 
 /* ------------------------------------------------------------ models */
@@ -147,13 +137,13 @@ static int join_args(const Options *o, char **text) {
     size_t len = 1;
     for (int i = 0; i < o->n_args; i++) len += strlen(o->args[i]) + 1;
     *text = malloc(len);
-    if (!*text) return -1;
+    if (!*text) return EXIT_RUNTIME;
     (*text)[0] = '\0';
     for (int i = 0; i < o->n_args; i++) {
         if (i) strcat(*text, " ");
         strcat(*text, o->args[i]);
     }
-    return 0;
+    return EXIT_OK;
 }
 
 /* Vocabulary for an untrained model: the specials, then each distinct
@@ -161,8 +151,8 @@ static int join_args(const Options *o, char **text) {
 static int untrained_vocab(Vocab *vocab, TokenizerKind kind, const char *text, int max_len, char *err,
                            size_t errlen) {
     TokenList list;
-    if (token_list_make(&list, kind, text, max_len) != 0) {
-        snprintf(err, errlen, "out of memory");
+    if (token_list_make(&list, kind, text, max_len) != EXIT_OK) {
+        set_error(err, errlen, "out of memory");
         return EXIT_RUNTIME;
     }
     char **words = malloc(sizeof(char *) * (N_SPECIAL_TOKENS + list.n + 1));
@@ -175,7 +165,7 @@ static int untrained_vocab(Vocab *vocab, TokenizerKind kind, const char *text, i
     }
     /* the model needs one ordinary token at least; a text of specials alone gets a placeholder */
     if (words && n == N_SPECIAL_TOKENS) words[n++] = "<unused>";
-    int rc = words ? vocab_from_tokens(vocab, words, n, err, errlen) : (snprintf(err, errlen, "out of memory"), 1);
+    int rc = words ? vocab_from_tokens(vocab, words, n, err, errlen) : (set_error(err, errlen, "out of memory"), 1);
     free(words);
     token_list_free(&list);
     return rc == 0 ? EXIT_OK : EXIT_USAGE;
@@ -185,7 +175,7 @@ static int untrained_vocab(Vocab *vocab, TokenizerKind kind, const char *text, i
 static int untrained_run(const Options *o, const char *text, SavedModel *run, char *err, size_t errlen) {
     memset(run, 0, sizeof *run);
     if (tokenizer_parse(o->tokenizer, &run->tokenizer) != 0) {
-        snprintf(err, errlen, "--tokenizer: unknown '%s'", o->tokenizer);
+        set_error(err, errlen, "--tokenizer: unknown '%s'", o->tokenizer);
         return EXIT_USAGE;
     }
     int max_len = o->max_len ? o->max_len : UNTRAINED_MAX_LEN;   /* auto: no data to measure */
@@ -229,7 +219,7 @@ static int refuse_shaping_options(const Options *o) {
 
 static void print_row_label(FILE *out, const Trace *tr, int t) {
     fprintf(out, "    %3d ", t);
-    trace_print_padded(out, tr->in.labels[t], LABEL_CHARS);
+    trace_print_padded(out, tr->in.shown[t], LABEL_CHARS);
 }
 
 /* A (T, cols) matrix, one row per position: the first few values of each. */
@@ -296,6 +286,11 @@ static void print_tokens(FILE *out, const Trace *tr) {
         fprintf(out, " %6d%s\n", id, note);
     }
     fprintf(out, "    [PAD] (id 0) fills the shorter sequences of a batch; a single text needs none\n");
+    if (in->replaced[0] || in->replaced[1])   /* said once: the labels below are shown the same way */
+        fprintf(out, "    this locale is not UTF-8, so labels are ASCII:%s%s%s (LANG=C.UTF-8 shows them as they are)\n",
+                in->replaced[0] ? " '_' is bpe's word-start mark U+2581" : "",
+                in->replaced[0] && in->replaced[1] ? "," : "",
+                in->replaced[1] ? " '?' another character beyond ASCII" : "");
 }
 
 static void print_embeddings(FILE *out, const Trace *tr, const float *emb) {
@@ -369,7 +364,7 @@ static void print_text_heatmap(FILE *out, const float *w, int rows, int cols, co
 static void print_attention_head(FILE *out, const Trace *tr, const float *w) {
     int T = tr->in.T;
     int rows = T < HEATMAP_TEXT_ROWS ? T : HEATMAP_TEXT_ROWS;
-    print_text_heatmap(out, w, rows, T, (const char *const *)tr->in.labels);
+    print_text_heatmap(out, w, rows, T, (const char *const *)tr->in.shown);
     if (rows < T) fprintf(out, "    ... %d more query rows (see --png)\n", T - rows);
     int numbers = T <= SHOW_ATTN_NUMBERS;
     fprintf(out, "    %-*s |%s| top attended key\n", LABEL_CHARS + 4, "query",
@@ -379,10 +374,10 @@ static void print_attention_head(FILE *out, const Trace *tr, const float *w) {
         int top = 0;
         for (int k = 1; k < T; k++) if (row[k] > row[top]) top = k;
         fprintf(out, "    q%-3d", q);
-        trace_print_padded(out, tr->in.labels[q], LABEL_CHARS);
+        trace_print_padded(out, tr->in.shown[q], LABEL_CHARS);
         fprintf(out, " |");
         for (int k = 0; numbers && k < T; k++) fprintf(out, " %.4f", tr->in.ids[k] == TOKEN_PAD ? 0.0f : row[k]);
-        fprintf(out, " | top: %s (pos %d, %.4f)\n", tr->in.labels[top], top, row[top]);
+        fprintf(out, " | top: %s (pos %d, %.4f)\n", tr->in.shown[top], top, row[top]);
     }
     if (T > SHOW_ROWS) fprintf(out, "    ... %d more queries\n", T - SHOW_ROWS);
 }
@@ -454,10 +449,10 @@ static int write_heatmap(const Trace *tr, const char *name, const float *values,
                        pe ? "dimension" : "key", pe ? PLOT_MAP_DIVERGING : PLOT_MAP_SEQUENTIAL};
     if (plot_heatmap(path, &map, &w, &h, err, sizeof err) != 0) {
         fprintf(stderr, "error: %s\n", err);
-        return -1;
+        return EXIT_RUNTIME;
     }
     printf("    wrote %s (%d x %d)\n", path, w, h);
-    return 0;
+    return EXIT_OK;
 }
 
 /* Sinusoidal PE for positions 0..n-1, as the model computes it. */
@@ -471,13 +466,13 @@ static float *sinusoidal_rows(int n, int d) {
 static int write_pictures(const Trace *tr, const float *pe) {
     const Model *m = tr->run.model;
     const ModelConfig *c = &m->cfg;
-    int T = tr->in.T, rc = 0;
+    int T = tr->in.T, rc = EXIT_OK;
     const char *const *labels = (const char *const *)tr->in.labels;
     printf("\n[png] heatmaps in %s\n", tr->png_dir);
     char why[1024];
     if (make_dirs(tr->png_dir, why, sizeof why) != 0) {
         fprintf(stderr, "error: --png %s: cannot create the folder: %s\n", tr->png_dir, why);
-        return -1;
+        return EXIT_RUNTIME;
     }
     char name[64], title[160];
     for (int l = 0; l < c->n_layers && rc == 0; l++)
@@ -497,7 +492,7 @@ static int write_pictures(const Trace *tr, const float *pe) {
         position_labels[t] = positions[t];
     }
     rc = positions && position_labels ? write_heatmap(tr, "positional_encoding.png", pe, T, c->d_model,
-                                                      position_labels, NULL, title, 1) : -1;
+                                                      position_labels, NULL, title, 1) : EXIT_RUNTIME;
     free(positions);
     free(position_labels);
     if (rc != 0) return rc;
@@ -508,7 +503,7 @@ static int write_pictures(const Trace *tr, const float *pe) {
     snprintf(name, sizeof name, "positional_encoding_%d.png", n);
     snprintf(title, sizeof title, "positional encoding (%s): %d positions x %d dimensions", pe_name(c->pe), n,
              c->d_model);
-    if (c->pe == PE_SINUSOIDAL && !rows) rc = -1;
+    if (c->pe == PE_SINUSOIDAL && !rows) rc = EXIT_RUNTIME;
     else rc = write_heatmap(tr, name, rows ? rows : table, n, c->d_model, NULL, NULL, title, 1);
     free(rows);
     return rc;
@@ -527,7 +522,7 @@ static int input_parts(const Trace *tr, float **emb_out, float **pe_out) {
     if (!emb || !pe || !table || (c->pe == PE_LEARNED && !learned)) {
         free(emb);
         free(pe);
-        return -1;
+        return EXIT_RUNTIME;   /* out of memory, or a checkpoint without the tensor */
     }
     for (int t = 0; t < T; t++)
         for (int j = 0; j < d; j++) {
@@ -538,7 +533,7 @@ static int input_parts(const Trace *tr, float **emb_out, float **pe_out) {
         }
     *emb_out = emb;
     *pe_out = pe;
-    return 0;
+    return EXIT_OK;
 }
 
 /* What the walk does besides the forward: --backward (label -1: the
@@ -568,12 +563,12 @@ static int write_page(const Trace *tr, const float *emb, const float *pe, const 
     char err[1024];
     if (trace_html_write(tr, emb, pe, bw, path, err, sizeof err) != 0) {
         fprintf(stderr, "error: --html %s: %s\n", path, err);
-        return -1;
+        return EXIT_RUNTIME;
     }
     struct stat st;
     printf("\n[html] wrote %s (%lld bytes): open it in a browser; point at a query token to see its attention\n", path,
            stat(path, &st) == 0 ? (long long)st.st_size : 0LL);
-    return 0;
+    return EXIT_OK;
 }
 
 static int walk(Trace *tr, const char *text, const WalkExtras *x) {
@@ -676,6 +671,7 @@ int command_trace(const Options *o, int argc, char **argv) {
     memset(&tr, 0, sizeof tr);
     tr.text = text;
     tr.png_dir = o->png_dir && *o->png_dir ? o->png_dir : NULL;
+    tr.utf8 = trace_locale_utf8();
     WalkExtras extras = {o->backward, -1, (uint64_t)o->seed, o->html_path && *o->html_path ? o->html_path : NULL};
     char source[4200];
     int rc;
@@ -690,7 +686,7 @@ int command_trace(const Options *o, int argc, char **argv) {
     tr.source = source;
     /* a pretrain run has no classes: no loss of a label to walk back */
     if (rc == EXIT_OK && o->backward && model_is_mlm(&tr.run.model->cfg)) {
-        snprintf(err, sizeof err, "--backward: %s is a pretrain run (a masked-token model without classes), so there "
+        set_error(err, sizeof err, "--backward: %s is a pretrain run (a masked-token model without classes), so there "
                  "is no label's loss to walk back; trace a classifier, such as one fine-tuned from it with --init",
                  o->model_dir);
         rc = EXIT_USAGE;
@@ -698,14 +694,15 @@ int command_trace(const Options *o, int argc, char **argv) {
     if (rc == EXIT_OK && o->label && *o->label) {
         extras.label = labels_index(&tr.run.labels, o->label);
         if (extras.label < 0) {
-            int n = snprintf(err, sizeof err, "--label: '%s' is not a label of this model; its labels are", o->label);
-            for (int k = 0; k < tr.run.labels.n && n > 0 && (size_t)n < sizeof err; k++)
-                n += snprintf(err + n, sizeof err - n, "%s '%s'", k ? "," : "", tr.run.labels.names[k]);
+            char names[900] = "";
+            for (int k = 0, n = 0; k < tr.run.labels.n && n >= 0 && (size_t)n < sizeof names; k++)
+                n += snprintf(names + n, sizeof names - n, "%s '%s'", k ? "," : "", tr.run.labels.names[k]);
+            set_error(err, sizeof err, "--label: '%s' is not a label of this model; its labels are%s", o->label, names);
             rc = EXIT_USAGE;
         }
     }
     if (rc != EXIT_OK) fprintf(stderr, "error: %s\n", err);
-    else if (trace_input_make(&tr.in, &tr.run, text) != 0) {
+    else if (trace_input_make(&tr.in, &tr.run, text) != 0 || trace_input_show(&tr.in, tr.utf8) != 0) {
         fprintf(stderr, "error: cannot encode the text (out of memory)\n");
         rc = EXIT_RUNTIME;
     } else {

@@ -14,9 +14,14 @@
 
 #include "run/saved_model.h"
 
+/* Token labels are cut to this many terminal columns. */
+#define LABEL_CHARS 10
+
 /* The traced text: per position its display label and token id. */
 typedef struct {
-    char **labels;       /* (T) what the position holds, printable */
+    char **labels;       /* (T) what the position holds, printable (UTF-8: the page and the pictures) */
+    char **shown;        /* (T) the labels as this terminal shows them (trace_text.c) */
+    int replaced[2];     /* characters shown otherwise in a non-UTF-8 locale: word-start marks, others */
     int *ids;            /* (T) */
     int T;
     int n_text_tokens;   /* tokens the text has, before truncation */
@@ -30,9 +35,20 @@ typedef struct {
     const char *text;
     TraceInput in;
     const char *png_dir; /* NULL: no pictures */
+    int utf8;            /* 1: the locale is UTF-8, so the terminal shows any character */
 } Trace;
 
-/* Prints s cut to width code points and padded with spaces to width. */
+/* ------------------------------------------------------------ terminal text (trace_text.c) */
+
+/* 1 when LC_ALL, else LC_CTYPE, else LANG names a UTF-8 locale. */
+int trace_locale_utf8(void);
+/* s as the terminal shows it, malloc'd (NULL: out of memory): as it is when
+ * utf8; else ASCII, U+2581 as '_' and other characters as '?', counted in
+ * replaced[0] and replaced[1] (replaced may be NULL). */
+char *trace_shown(const char *s, int utf8, int replaced[2]);
+/* in->shown from in->labels; EXIT_OK, or EXIT_RUNTIME when out of memory. */
+int trace_input_show(TraceInput *in, int utf8);
+/* Prints s cut to width terminal columns and padded with spaces to width. */
 void trace_print_padded(FILE *out, const char *s, int width);
 
 /* ------------------------------------------------------------ backward */

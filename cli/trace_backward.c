@@ -13,7 +13,6 @@
 #include "cli/trace.h"
 #include "model/f64.h"
 
-#define LABEL_CHARS 10      /* token labels are cut to this many characters, as in trace.c */
 #define TOP_ENTRIES 5       /* largest entries printed per stage */
 #define TOP_TOKENS 6        /* positions named per stage, by gradient norm */
 #define SALIENCY_BAR 24     /* characters of the longest saliency bar */
@@ -156,7 +155,7 @@ static void tap(void *ctx, GradStage stage, int layer, const float *grad) {
 
 static void print_token(FILE *out, const Trace *tr, int t) {
     fprintf(out, "pos %-3d ", t);
-    trace_print_padded(out, tr->in.labels[t], LABEL_CHARS);
+    trace_print_padded(out, tr->in.shown[t], LABEL_CHARS);
 }
 
 /* The largest |entries| of a stage's gradient, with the tokens they belong to,
@@ -209,7 +208,7 @@ static void print_stage(FILE *out, const Trace *tr, const TraceStage *s, const c
         }
     fprintf(out, "    by position (norm of the row, largest first):");
     for (int i = 0; i < T && i < TOP_TOKENS; i++)
-        fprintf(out, "%s %s %.3e", i ? "," : "", tr->in.labels[order[i]], row[order[i]]);
+        fprintf(out, "%s %s %.3e", i ? "," : "", tr->in.shown[order[i]], row[order[i]]);
     fprintf(out, "%s\n", T > TOP_TOKENS ? ", ..." : "");
     free(row);
     free(order);
@@ -291,7 +290,7 @@ static void print_saliency(FILE *out, const Trace *tr, const TraceBackward *bw, 
         fputc('\n', out);
     }
     fprintf(out, "    in the text's order:");
-    for (int t = 0; t < T; t++) fprintf(out, " %s(%+.2e)", tr->in.labels[t], bw->saliency[t]);
+    for (int t = 0; t < T; t++) fprintf(out, " %s(%+.2e)", tr->in.shown[t], bw->saliency[t]);
     fputc('\n', out);
     free(order);
 }
@@ -363,7 +362,7 @@ static void pick_checks(const Trace *tr, const float *input_grad, uint64_t seed,
     if (row[j] == 0.0f) return;
     TraceCheck *c = &bw->checks[bw->n_checks++];
     char token[64];
-    snprintf(token, sizeof token, "%s", tr->in.labels[t]);
+    snprintf(token, sizeof token, "%s", tr->in.shown[t]);
     snprintf(c->what, sizeof c->what, "input x[%d, %d] (%s) via embedding.weight[%d, %d]", t, j, token, ids[t], j);
     c->index = table->offset + (size_t)ids[t] * d + j;
     c->scale = m->cfg.emb_scale;

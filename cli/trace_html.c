@@ -358,7 +358,7 @@ int trace_html_write(const Trace *tr, const float *emb, const float *pe, const T
     put(&o, "</script>\n</body>\n</html>\n");
     if (o.failed) {
         jsonbuf_free(&o.b);
-        snprintf(err, errlen, "out of memory");
+        set_error(err, errlen, "out of memory");
         return -1;
     }
     int rc = atomic_write(path, o.b.data, o.b.len, err, errlen);

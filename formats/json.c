@@ -204,7 +204,7 @@ static int parse_fail(Parser *p, size_t at, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(what, sizeof what, fmt, ap);
     va_end(ap);
-    if (p->err && p->errlen) snprintf(p->err, p->errlen, "invalid JSON at byte %zu: %s", at, what);
+    set_error(p->err, p->errlen, "invalid JSON at byte %zu: %s", at, what);
     return -1;
 }
 

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "model.h"
+#include "base/errors.h"
 #include "base/hash.h"
 #include "formats/safetensors.h"
 
@@ -70,7 +71,7 @@ static void checksum_text(uint64_t h, char out[32]) { snprintf(out, 32, "fnv1a64
 static int config_metadata(Metadata *md, const ModelConfig *c, const char *const *extra_keys,
                            const char *const *extra_values, int n_extra, char *err, size_t errlen) {
     if (n_extra < 0 || n_extra > MAX_META - N_CONFIG_KEYS - 1) {
-        snprintf(err, errlen, "too many metadata entries (%d)", n_extra);
+        set_error(err, errlen, "too many metadata entries (%d)", n_extra);
         return -1;
     }
     md->n = 0;
@@ -106,14 +107,14 @@ static int write_tensors(const Model *m, const char *path, const char *const *pr
     if (!out || !names) {
         free(out);
         free(names);
-        snprintf(err, errlen, "%s: out of memory", path);
+        set_error(err, errlen, "%s: out of memory", path);
         return -1;
     }
     uint64_t h;
     if (metadata_hash(md->keys, md->vals, md->n, &h) != 0) {
         free(out);
         free(names);
-        snprintf(err, errlen, "%s: out of memory", path);
+        set_error(err, errlen, "%s: out of memory", path);
         return -1;
     }
     for (int g = 0; g < n_groups; g++) {
@@ -155,7 +156,7 @@ int model_save_state(const Model *m, const float *average, const char *path, con
     snprintf(step, sizeof step, "%ld", m->adam_step);
     const char *keys[MAX_META], *vals[MAX_META];
     if (n_extra < 0 || n_extra > MAX_META - N_CONFIG_KEYS - 2) {
-        snprintf(err, errlen, "too many metadata entries (%d)", n_extra);
+        set_error(err, errlen, "too many metadata entries (%d)", n_extra);
         return -1;
     }
     keys[0] = "adam_step";
@@ -177,14 +178,14 @@ static int meta_int(const StFile *f, const char *path, const char *key, long lo,
                     char *err, size_t errlen) {
     const char *s = st_meta(f, key);
     if (!s) {
-        snprintf(err, errlen, "%s: metadata has no '%s'", path, key);
+        set_error(err, errlen, "%s: metadata has no '%s'", path, key);
         return -1;
     }
     char *end;
     errno = 0;
     long v = strtol(s, &end, 10);
     if (errno || end == s || *end || v < lo || v > hi) {
-        snprintf(err, errlen, "%s: metadata '%s' is not a whole number in [%ld, %ld]: '%.40s'", path, key, lo, hi, s);
+        set_error(err, errlen, "%s: metadata '%s' is not a whole number in [%ld, %ld]: '%.40s'", path, key, lo, hi, s);
         return -1;
     }
     *out = (int)v;
@@ -194,14 +195,14 @@ static int meta_int(const StFile *f, const char *path, const char *key, long lo,
 static int meta_float(const StFile *f, const char *path, const char *key, float *out, char *err, size_t errlen) {
     const char *s = st_meta(f, key);
     if (!s) {
-        snprintf(err, errlen, "%s: metadata has no '%s'", path, key);
+        set_error(err, errlen, "%s: metadata has no '%s'", path, key);
         return -1;
     }
     char *end;
     errno = 0;
     float v = strtof(s, &end);
     if (errno || end == s || *end) {
-        snprintf(err, errlen, "%s: metadata '%s' is not a number: '%.40s'", path, key, s);
+        set_error(err, errlen, "%s: metadata '%s' is not a number: '%.40s'", path, key, s);
         return -1;
     }
     *out = v;
@@ -215,8 +216,8 @@ static int meta_float(const StFile *f, const char *path, const char *key, float 
 static int meta_enum_result(const StFile *f, const char *path, const char *key, int parsed, char *err, size_t errlen) {
     if (parsed) return 0;
     const char *s = st_meta(f, key);
-    if (s) snprintf(err, errlen, "%s: metadata '%s' is not a known value: '%.40s'", path, key, s);
-    else snprintf(err, errlen, "%s: metadata has no '%s'", path, key);
+    if (s) set_error(err, errlen, "%s: metadata '%s' is not a known value: '%.40s'", path, key, s);
+    else set_error(err, errlen, "%s: metadata has no '%s'", path, key);
     return -1;
 }
 
@@ -238,7 +239,7 @@ static int config_from_st(const StFile *f, const char *path, ModelConfig *c, cha
         return -1;
     char why[256];
     if (model_config_check(c, why, sizeof why) != 0) {
-        snprintf(err, errlen, "%s: the config in its metadata is invalid: %s", path, why);
+        set_error(err, errlen, "%s: the config in its metadata is invalid: %s", path, why);
         return -1;
     }
     return 0;
@@ -281,12 +282,12 @@ static int verify_checksum(const Model *m, const StFile *f, const char *path, co
                            int n_groups, char *err, size_t errlen) {
     const char *stored = st_meta(f, CHECKSUM_KEY);
     if (!stored) {
-        snprintf(err, errlen, "%s: metadata has no '%s' (not written by ./train, or damaged)", path, CHECKSUM_KEY);
+        set_error(err, errlen, "%s: metadata has no '%s' (not written by ./train, or damaged)", path, CHECKSUM_KEY);
         return -1;
     }
     uint64_t h;
     if (metadata_hash((const char *const *)f->meta_keys, (const char *const *)f->meta_values, f->n_meta, &h) != 0) {
-        snprintf(err, errlen, "%s: out of memory", path);
+        set_error(err, errlen, "%s: out of memory", path);
         return -1;
     }
     for (int g = 0; g < n_groups; g++) {
@@ -300,7 +301,7 @@ static int verify_checksum(const Model *m, const StFile *f, const char *path, co
     char computed[32];
     checksum_text(h, computed);
     if (strcmp(stored, computed) != 0) {
-        snprintf(err, errlen, "%s: checksum mismatch (stored '%.40s', contents give '%s'): the file is damaged or "
+        set_error(err, errlen, "%s: checksum mismatch (stored '%.40s', contents give '%s'): the file is damaged or "
                  "was edited", path, stored, computed);
         return -1;
     }
@@ -315,16 +316,16 @@ static int read_tensors(const Model *m, const StFile *f, const char *path, const
     if (config_from_st(f, path, &file_cfg, err, errlen) != 0) return -1;
     char differ[160];
     if (config_difference(&file_cfg, &m->cfg, differ, sizeof differ)) {
-        snprintf(err, errlen, "%s: its config does not match the model's: %s", path, differ);
+        set_error(err, errlen, "%s: its config does not match the model's: %s", path, differ);
         return -1;
     }
     if (f->n_tensors != m->n_tensors * n_groups) {
-        snprintf(err, errlen, "%s: holds %d tensors, the model has %d", path, f->n_tensors, m->n_tensors * n_groups);
+        set_error(err, errlen, "%s: holds %d tensors, the model has %d", path, f->n_tensors, m->n_tensors * n_groups);
         return -1;
     }
     float *scratch = malloc(sizeof(float) * m->n_params * n_groups);
     if (!scratch) {
-        snprintf(err, errlen, "%s: out of memory", path);
+        set_error(err, errlen, "%s: out of memory", path);
         return -1;
     }
     for (int g = 0; g < n_groups; g++) {
@@ -334,14 +335,14 @@ static int read_tensors(const Model *m, const StFile *f, const char *path, const
             int64_t shape[2] = {t->shape[0], t->shape[1]};
             snprintf(name, sizeof name, "%s%s", prefixes[g], t->name);
             if (!st_find(f, name)) {
-                snprintf(err, errlen, "%s: missing tensor '%s'", path, name);
+                set_error(err, errlen, "%s: missing tensor '%s'", path, name);
                 free(scratch);
                 return -1;
             }
             char why[512];
             float *values = scratch + g * m->n_params + t->offset;
             if (st_read_f32(f, name, values, t->ndim, shape, why, sizeof why) != 0) {
-                snprintf(err, errlen, "%s: %s", path, why);
+                set_error(err, errlen, "%s: %s", path, why);
                 free(scratch);
                 return -1;
             }
@@ -352,7 +353,7 @@ static int read_tensors(const Model *m, const StFile *f, const char *path, const
             int moment = strncmp(prefixes[g], "adam_", 5) == 0;
             for (size_t k = 0; k < t->size; k++) {
                 if (isnan(values[k]) || (!moment && isinf(values[k]))) {
-                    snprintf(err, errlen, "%s: tensor '%s' holds %s at element %zu: the file is damaged (training "
+                    set_error(err, errlen, "%s: tensor '%s' holds %s at element %zu: the file is damaged (training "
                              "never saves one)", path, name, isnan(values[k]) ? "a NaN" : "an infinity", k);
                     free(scratch);
                     return -1;

@@ -2,6 +2,8 @@
  * choice in it is one the model can be built with (SPEC section 4). */
 #include "model.h"
 
+#include "base/errors.h"
+
 #include <math.h>
 #include <stdio.h>
 
@@ -16,7 +18,7 @@ ModelConfig model_config_default(void) {
 
 static int check_range(const char *option, long value, long lo, long hi, char *err, size_t errlen) {
     if (value >= lo && value <= hi) return 0;
-    snprintf(err, errlen, "%s must be between %ld and %ld (got %ld)", option, lo, hi, value);
+    set_error(err, errlen, "%s must be between %ld and %ld (got %ld)", option, lo, hi, value);
     return -1;
 }
 
@@ -30,26 +32,26 @@ int model_config_check(const ModelConfig *cfg, char *err, size_t errlen) {
         (cfg->n_classes != 0 && check_range("number of classes", cfg->n_classes, 2, 1 << 16, err, errlen)))
         return -1;
     if (cfg->d_model % cfg->n_heads != 0) {
-        snprintf(err, errlen, "d_model %d is not divisible by heads %d", cfg->d_model, cfg->n_heads);
+        set_error(err, errlen, "d_model %d is not divisible by heads %d", cfg->d_model, cfg->n_heads);
         return -1;
     }
     if (cfg->pe == PE_SINUSOIDAL && cfg->d_model % 2 != 0) {
-        snprintf(err, errlen, "d_model %d is odd; sinusoidal positional encoding needs an even width", cfg->d_model);
+        set_error(err, errlen, "d_model %d is odd; sinusoidal positional encoding needs an even width", cfg->d_model);
         return -1;
     }
     if (!(cfg->dropout >= 0.0f && cfg->dropout < 1.0f)) {
-        snprintf(err, errlen, "dropout must be in [0, 1) (got %g)", cfg->dropout);
+        set_error(err, errlen, "dropout must be in [0, 1) (got %g)", cfg->dropout);
         return -1;
     }
     /* training sets sqrt(d_model), at most sqrt(MODEL_MAX_DIM) = 1024 */
     if (!isfinite(cfg->emb_scale) || cfg->emb_scale <= 0.0f || cfg->emb_scale > 1024.0f) {
-        snprintf(err, errlen, "emb_scale must be a positive number of at most 1024, sqrt of the widest d_model (got %g)",
+        set_error(err, errlen, "emb_scale must be a positive number of at most 1024, sqrt of the widest d_model (got %g)",
                  cfg->emb_scale);
         return -1;
     }
     if ((unsigned)cfg->activation > ACT_GELU || (unsigned)cfg->norm > NORM_PRE ||
         (unsigned)cfg->pool > POOL_CLS || (unsigned)cfg->pe > PE_NONE) {
-        snprintf(err, errlen, "unknown activation, norm, pool or pe value");
+        set_error(err, errlen, "unknown activation, norm, pool or pe value");
         return -1;
     }
     return 0;

@@ -58,7 +58,7 @@ int model_f64_probe(const F64Config *fc, const float32 *params, size_t n_params,
     Model *m = model_create(&cfg, 1, err, errlen);
     if (!m) return -1;
     if (m->n_params != n_params) {
-        snprintf(err, errlen, "the double build lays out %zu parameters, the float model %zu", m->n_params, n_params);
+        set_error(err, errlen, "the double build lays out %zu parameters, the float model %zu", m->n_params, n_params);
         model_free(m);
         return -1;
     }
@@ -70,7 +70,7 @@ int model_f64_probe(const F64Config *fc, const float32 *params, size_t n_params,
     for (int k = 0; k < n_probes; k++) {
         F64Probe *p = &probes[k];
         if (p->index >= n_params) {
-            snprintf(err, errlen, "probe index %zu is past the %zu parameters", p->index, n_params);
+            set_error(err, errlen, "probe index %zu is past the %zu parameters", p->index, n_params);
             model_free(m);
             return -1;
         }

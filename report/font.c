@@ -154,22 +154,32 @@ static Font *find_font(char *tried, size_t size) {
     return f;
 }
 
+/* The process's font, opened once (a cache, see docs/ARCHITECTURE.md), and
+ * why it fell back to the bitmap font ("" when it did not). */
+static struct {
+    Font *font;
+    Font fallback;
+    char note[1700];
+} process_font;
+
 Font *font_default(void) {
-    static Font *font; /* the process's font, opened once: a cache, see docs/ARCHITECTURE.md */
-    static Font fallback;
-    if (font) return font;
+    if (process_font.font) return process_font.font;
     char tried[1400] = "fc-match found no font";
-    font = find_font(tried, sizeof tried);
+    Font *font = find_font(tried, sizeof tried);
     if (!font) {
         font = bitmap_font();
         if (!font) {
-            snprintf(fallback.source, sizeof fallback.source, "built-in bitmap font");
-            font = &fallback;
+            snprintf(process_font.fallback.source, sizeof process_font.fallback.source, "built-in bitmap font");
+            font = &process_font.fallback;
         }
-        fprintf(stderr, "note: pictures use the built-in ASCII font, other characters as '?' (%s; "
-                        "apt-get install fonts-dejavu-core, or set TRAIN_FONT to a .ttf file)\n", tried);
+        snprintf(process_font.note, sizeof process_font.note, "pictures use the built-in ASCII font, other characters "
+                 "as '?' (%s; apt-get install fonts-dejavu-core, or set TRAIN_FONT to a .ttf file)", tried);
     }
-    return font;
+    return process_font.font = font;
+}
+
+const char *font_fallback_note(void) {
+    return process_font.note[0] ? process_font.note : NULL;
 }
 
 int font_is_truetype(const Font *f) {

@@ -21,9 +21,12 @@ void font_close(Font *f);
 /* The font every picture uses, opened on first use and kept for the
  * process: $TRAIN_FONT when set, else FONT_PATH (Makefile: Debian's
  * fonts-dejavu-core), else what `fc-match 'DejaVu Sans'` names. When none
- * of them opens, the bitmap font, with a one-line note on stderr. Never
+ * of them opens, the bitmap font, and font_fallback_note says why. Never
  * NULL. Not thread-safe: pictures are drawn from one thread. */
 Font *font_default(void);
+/* When font_default fell back to the bitmap font: a one-line note (what was
+ * tried, how to get a font) for the command line to print; else NULL. */
+const char *font_fallback_note(void);
 
 int font_is_truetype(const Font *f);
 /* The file the font came from, or "built-in bitmap font". */

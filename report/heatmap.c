@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "base/errors.h"
+#include "base/utf8.h"
 #include "report/canvas.h"
 #include "report/font.h"
 #include "report/plot.h"
@@ -367,20 +368,39 @@ int plot_heatmap_png(const char *path, const float *values, int rows, int cols, 
 
 /* ---- the terminal heatmap ---- */
 
-/* Terminal labels keep one byte per column: printable ASCII, anything
- * else (a whole UTF-8 sequence) one '?'; cut to LABEL_MAX_CHARS. */
-static void ascii_label(const char *const *labels, int i, char *buf, size_t size) {
+/* A terminal label as given (UTF-8; the caller makes it what the terminal
+ * can show), cut to LABEL_MAX_CHARS columns with ".." at the end. */
+static void text_label(const char *const *labels, int i, char *buf, size_t size) {   /* size: 4 x 16 + 3 at least */
     if (!labels || !labels[i]) {
         snprintf(buf, size, "%d", i);
         return;
     }
-    size_t n = 0;
-    for (const unsigned char *p = (const unsigned char *)labels[i]; *p && n + 1 < size; p++) {
-        if ((*p & 0xC0) == 0x80) continue;
-        buf[n++] = (*p >= 32 && *p < 127) ? (char)*p : '?';
+    const char *s = labels[i];
+    size_t keep = utf8_columns(s) <= LABEL_MAX_CHARS ? strlen(s) : utf8_prefix_fitting(s, LABEL_MAX_CHARS - 2);
+    snprintf(buf, size, "%.*s%s", (int)keep, s, keep < strlen(s) ? ".." : "");
+}
+
+/* s padded with spaces on the left to width columns. */
+static void print_right(FILE *out, const char *s, int width) {
+    for (int pad = width - utf8_columns(s); pad > 0; pad--) fputc(' ', out);
+    fputs(s, out);
+}
+
+/* The line-th character of label s in a cell of cell_chars columns. */
+static void print_label_char(FILE *out, const char *s, int line, int cell_chars) {
+    int len = 0, at = 0, k = 0;
+    for (; s[at] && k < line; k++) {
+        utf8_decode(s + at, &len);
+        at += len;
     }
-    buf[n] = '\0';
-    if (strlen(buf) > LABEL_MAX_CHARS) strcpy(buf + LABEL_MAX_CHARS - 2, "..");
+    int w = 0;
+    if (s[at]) {
+        unsigned cp = utf8_decode(s + at, &len);
+        w = utf8_cp_columns(cp);
+        if (w <= cell_chars) fwrite(s + at, 1, (size_t)len, out);
+        else w = 0;   /* wider than the cell: left out */
+    }
+    for (; w < cell_chars; w++) fputc(' ', out);
 }
 
 /* Ten shades from empty to full. */
@@ -392,25 +412,25 @@ static const char SHADES[] = " .:-=+*#%@";
  * fifth column index is marked. A scale line ends it. */
 void plot_text_heatmap(FILE *out, const float *values, int rows, int cols, const char *const *row_labels,
                        const char *const *col_labels) {
-    char buf[64];
+    char buf[4 * LABEL_MAX_CHARS + 8];
     if (!out || !values || rows < 1 || cols < 1) return;
     int label_w = 0, cell_chars = cols <= 40 ? 2 : 1;
     for (int r = 0; r < rows; r++) {
-        ascii_label(row_labels, r, buf, sizeof buf);
-        if ((int)strlen(buf) > label_w) label_w = (int)strlen(buf);
+        text_label(row_labels, r, buf, sizeof buf);
+        if (utf8_columns(buf) > label_w) label_w = utf8_columns(buf);
     }
     if (col_labels) {
         for (int line = 0; line < 6; line++) {
             int any = 0;
             for (int k = 0; k < cols; k++) {
-                ascii_label(col_labels, k, buf, sizeof buf);
-                if ((int)strlen(buf) > line) any = 1;
+                text_label(col_labels, k, buf, sizeof buf);
+                if (utf8_columns(buf) > line) any = 1;
             }
             if (!any) break;
             fprintf(out, "%*s  ", label_w, "");
             for (int k = 0; k < cols; k++) {
-                ascii_label(col_labels, k, buf, sizeof buf);
-                fprintf(out, "%-*c", cell_chars, (int)strlen(buf) > line ? buf[line] : ' ');
+                text_label(col_labels, k, buf, sizeof buf);
+                print_label_char(out, buf, line, cell_chars);
             }
             fputc('\n', out);
         }
@@ -420,8 +440,9 @@ void plot_text_heatmap(FILE *out, const float *values, int rows, int cols, const
         fputc('\n', out);
     }
     for (int r = 0; r < rows; r++) {
-        ascii_label(row_labels, r, buf, sizeof buf);
-        fprintf(out, "%*s |", label_w, buf);
+        text_label(row_labels, r, buf, sizeof buf);
+        print_right(out, buf, label_w);
+        fputs(" |", out);
         for (int k = 0; k < cols; k++) {
             float v = values[(size_t)r * cols + k];
             char shade = !isfinite(v) ? '?' : v <= 0 ? SHADES[0] : v >= 1 ? SHADES[9] : SHADES[(int)(v * 10)];

@@ -54,7 +54,7 @@ char *metrics_csv_format_mlm(const EpochRecord *h, int n, int has_val) {
  * path and frees it: the one tail of both layouts' writers. */
 static int write_formatted(const char *path, char *text, char *err, size_t errlen) {
     if (!text) {
-        snprintf(err, errlen, "%s: out of memory", path);
+        set_error(err, errlen, "%s: out of memory", path);
         return -1;
     }
     int rc = atomic_write(path, text, strlen(text), err, errlen);
@@ -112,7 +112,7 @@ int metrics_csv_read(const char *path, EpochRecord **history, int *has_val, char
     for (int i = 0; i < 4 && layout < 0; i++)
         if (strncmp(text, headers[i], strlen(headers[i])) == 0) layout = i;
     if (layout < 0) {
-        snprintf(err, errlen, "%s:1: not a metrics.csv header", path);
+        set_error(err, errlen, "%s:1: not a metrics.csv header", path);
         free(text);
         return -1;
     }
@@ -133,7 +133,7 @@ int metrics_csv_read(const char *path, EpochRecord **history, int *has_val, char
         EpochRecord *r = &h[n];
         memset(r, 0, sizeof *r);
         if (!parse_row(line, r, *has_val, mlm)) {
-            snprintf(err, errlen, "%s:%d: malformed metrics row", path, line_no);
+            set_error(err, errlen, "%s:%d: malformed metrics row", path, line_no);
             free(h);
             free(text);
             return -1;
@@ -143,7 +143,7 @@ int metrics_csv_read(const char *path, EpochRecord **history, int *has_val, char
     }
     free(text);
     if (!h) {
-        snprintf(err, errlen, "%s: out of memory", path);
+        set_error(err, errlen, "%s: out of memory", path);
         return -1;
     }
     *history = h;

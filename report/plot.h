@@ -80,7 +80,9 @@ int plot_heatmap_png(const char *path, const float *values, int rows, int cols,
  * cells; a cell two series share shows PLOT_TEXT_OVERLAP, and the legend
  * then says so. */
 void plot_text_chart(FILE *out, const PlotPanel *panel, int width, int height);
-/* A text heatmap: one shade character per cell, values in [0, 1]. */
+/* A text heatmap: one shade character per cell, values in [0, 1]. Labels
+ * are printed as given (UTF-8, laid out by display columns, base/utf8.h):
+ * the caller makes them what the terminal can show. */
 void plot_text_heatmap(FILE *out, const float *values, int rows, int cols,
                        const char *const *row_labels, const char *const *col_labels);
 

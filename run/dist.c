@@ -5,6 +5,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "base/errors.h"
 #ifdef USE_MPI
 #include <mpi.h>
 #endif
@@ -69,7 +71,7 @@ void dist_reducer_free(DistReducer *r) {
 
 DistReducer *dist_reducer_create(const DistContext *ctx, size_t n, char *err, size_t errlen) {
     if (n > INT_MAX) {
-        snprintf(err, errlen, "%zu parameters are too many for one MPI message (at most %d)", n, INT_MAX);
+        set_error(err, errlen, "%zu parameters are too many for one MPI message (at most %d)", n, INT_MAX);
         return NULL;
     }
     DistReducer *r = calloc(1, sizeof *r);
@@ -84,7 +86,7 @@ DistReducer *dist_reducer_create(const DistContext *ctx, size_t n, char *err, si
     }
     if (!r || !r->counts || !r->displs || !r->recv_counts || !r->recv_displs) {
         dist_reducer_free(r);
-        snprintf(err, errlen, "out of memory");
+        set_error(err, errlen, "out of memory");
         return NULL;
     }
     for (int k = 0; k < size; k++) {
@@ -103,7 +105,7 @@ DistReducer *dist_reducer_create(const DistContext *ctx, size_t n, char *err, si
     r->received = malloc(sizeof(float) * ((size_t)mine * size + 1));
     if (!r->received) {
         dist_reducer_free(r);
-        snprintf(err, errlen, "out of memory");
+        set_error(err, errlen, "out of memory");
         return NULL;
     }
     return r;
@@ -126,7 +128,7 @@ static void sum_own_chunk(DistReducer *r, float *data, const double *weights) {
 static int copy_bytes(const char *mine, long n_mine, char **all, long *n_all, char *err, size_t errlen) {
     *all = malloc((size_t)n_mine + 1);
     if (!*all) {
-        snprintf(err, errlen, "out of memory");
+        set_error(err, errlen, "out of memory");
         return -1;
     }
     if (n_mine) memcpy(*all, mine, (size_t)n_mine);
@@ -143,14 +145,14 @@ int dist_init(DistContext *ctx, int *argc, char ***argv, char *err, size_t errle
     if (launcher_size() < 0) return 0;   /* a plain process: no MPI start-up cost */
     int provided;
     if (MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided) != MPI_SUCCESS) {
-        snprintf(err, errlen, "MPI_Init failed");
+        set_error(err, errlen, "MPI_Init failed");
         return -1;
     }
     ctx->mpi = 1;
     MPI_Comm_rank(MPI_COMM_WORLD, &ctx->rank);
     MPI_Comm_size(MPI_COMM_WORLD, &ctx->size);
     if (ctx->rank != 0 && !freopen("/dev/null", "w", stdout)) {
-        snprintf(err, errlen, "rank %d: cannot point stdout at /dev/null", ctx->rank);
+        set_error(err, errlen, "rank %d: cannot point stdout at /dev/null", ctx->rank);
         return -1;
     }
     return 0;
@@ -158,18 +160,19 @@ int dist_init(DistContext *ctx, int *argc, char ***argv, char *err, size_t errle
 
 int dist_finish(const DistContext *ctx, int rc, int rc_agreed) {
     if (!ctx->mpi) return rc;
-    fflush(stdout);
-    fflush(stderr);
+    fflush(NULL);   /* every output stream, before MPI may end the process */
     if (rc == 0 || rc == rc_agreed || ctx->size == 1) MPI_Finalize();
     else MPI_Abort(MPI_COMM_WORLD, rc);
     return rc;
 }
 
-/* A small buffer for collectives; running out of memory here ends the job. */
-static void *job_alloc(size_t bytes) {
+/* A small buffer for collectives; running out of memory here ends the job
+ * (the other ranks wait inside the collective: no status can reach them),
+ * saying why on the context's log. */
+static void *job_alloc(const DistContext *ctx, size_t bytes) {
     void *p = malloc(bytes);
     if (!p) {
-        fprintf(stderr, "error: out of memory in an MPI collective\n");
+        if (ctx->log) fprintf(ctx->log, "error: out of memory in an MPI collective\n");
         MPI_Abort(MPI_COMM_WORLD, 1);
     }
     return p;
@@ -180,7 +183,7 @@ void dist_sum_doubles(const DistContext *ctx, double *values, int n) {
     /* called every step with a few values: no allocation unless the job is huge */
     double local[256];
     size_t count = (size_t)n * ctx->size;
-    double *all = count <= sizeof local / sizeof *local ? local : job_alloc(sizeof(double) * count);
+    double *all = count <= sizeof local / sizeof *local ? local : job_alloc(ctx, sizeof(double) * count);
     MPI_Allgather(values, n, MPI_DOUBLE, all, n, MPI_DOUBLE, MPI_COMM_WORLD);
     for (int i = 0; i < n; i++) {
         double sum = 0.0;
@@ -206,7 +209,7 @@ void dist_gather_ints(const DistContext *ctx, const int *mine, int n_mine, int *
         if (n_mine) memmove(all, mine, sizeof(int) * n_mine);
         return;
     }
-    int *counts = job_alloc(sizeof(int) * 2 * ctx->size), *displs = counts + ctx->size;
+    int *counts = job_alloc(ctx, sizeof(int) * 2 * ctx->size), *displs = counts + ctx->size;
     MPI_Allgather(&n_mine, 1, MPI_INT, counts, 1, MPI_INT, MPI_COMM_WORLD);
     for (int k = 0, at = 0; k < ctx->size; k++) {
         displs[k] = at;
@@ -219,20 +222,20 @@ void dist_gather_ints(const DistContext *ctx, const int *mine, int n_mine, int *
 int dist_gather_bytes(const DistContext *ctx, const char *mine, long n_mine, char **all, long *n_all, char *err,
                       size_t errlen) {
     if (ctx->size == 1) return copy_bytes(mine, n_mine, all, n_all, err, errlen);
-    int *counts = job_alloc(sizeof(int) * 2 * ctx->size), *displs = counts + ctx->size;
+    int *counts = job_alloc(ctx, sizeof(int) * 2 * ctx->size), *displs = counts + ctx->size;
     int mine_int = n_mine > INT_MAX ? -1 : (int)n_mine;
     MPI_Allgather(&mine_int, 1, MPI_INT, counts, 1, MPI_INT, MPI_COMM_WORLD);
     long total = 0;
     for (int k = 0; k < ctx->size; k++) {
         if (counts[k] < 0 || total + counts[k] > INT_MAX) {
             free(counts);
-            snprintf(err, errlen, "MPI: more than %d bytes to gather over the ranks", INT_MAX);
+            set_error(err, errlen, "MPI: more than %d bytes to gather over the ranks", INT_MAX);
             return -1;
         }
         displs[k] = (int)total;
         total += counts[k];
     }
-    *all = job_alloc((size_t)total + 1);
+    *all = job_alloc(ctx, (size_t)total + 1);
     MPI_Allgatherv(mine, mine_int, MPI_BYTE, *all, counts, displs, MPI_BYTE, MPI_COMM_WORLD);
     *n_all = total;
     free(counts);
@@ -241,7 +244,7 @@ int dist_gather_bytes(const DistContext *ctx, const char *mine, long n_mine, cha
 
 int dist_first_mismatch(const DistContext *ctx, uint64_t value) {
     if (ctx->size == 1) return -1;
-    uint64_t *all = job_alloc(sizeof(uint64_t) * ctx->size);
+    uint64_t *all = job_alloc(ctx, sizeof(uint64_t) * ctx->size);
     MPI_Allgather(&value, 1, MPI_UINT64_T, all, 1, MPI_UINT64_T, MPI_COMM_WORLD);
     int first = -1;
     for (int k = 1; k < ctx->size && first < 0; k++)
@@ -269,7 +272,7 @@ int dist_init(DistContext *ctx, int *argc, char ***argv, char *err, size_t errle
     *ctx = dist_solo();
     long size = launcher_size();
     if (size > 1) {
-        snprintf(err, errlen, "started by an MPI launcher with %ld processes, but this ./train was built "
+        set_error(err, errlen, "started by an MPI launcher with %ld processes, but this ./train was built "
                  "without MPI; install MPI (apt-get install libopenmpi-dev openmpi-bin) and rebuild "
                  "with 'make MPI=1'", size);
         return -1;

@@ -6,6 +6,7 @@
 #define DIST_H
 
 #include <stddef.h>
+#include <stdio.h>
 #include <stdint.h>
 
 /* Who this process is. Made once in main and passed down; never changed. */
@@ -13,6 +14,7 @@ typedef struct {
     int rank;     /* 0 .. size-1; rank 0 prints and writes files */
     int size;     /* number of processes in the job */
     int mpi;      /* 1 when MPI was started (size may still be 1) */
+    FILE *log;    /* set by the caller: where a rank says why it ends the whole job (MPI_Abort); NULL: silent */
 } DistContext;
 
 /* Rank 0 of 1, no MPI: for code paths that run as one process. */

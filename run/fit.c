@@ -1,6 +1,7 @@
 /* fit.c: a training run (see fit.h): prepare the corpus and the model, run
- * the epochs step by step, validate, write the run's files after every
- * epoch, and stop cleanly on a signal, a non-finite loss or --stop-after. */
+ * the epochs step by step (each step: run/step.c), validate, write the
+ * run's files after every epoch, and stop cleanly on a signal, a
+ * non-finite loss or --stop-after. */
 #include "run/fit.h"
 
 #include <math.h>
@@ -16,13 +17,11 @@
 
 #include "base/fileio.h"
 #include "base/hash.h"
-#include "nn/mlm.h"
 #include "report/classreport.h"
 #include "report/curves.h"
 #include "report/epoch_table.h"
 #include "report/metrics_csv.h"
 #include "run/corpus.h"
-#include "text/bpe_dropout.h"
 #include "run/evaluate.h"
 #include "run/final_report.h"
 #include "run/init.h"
@@ -32,44 +31,8 @@
 #include "run/schedule.h"
 #include "run/signals.h"
 #include "run/state.h"
+#include "run/trainer.h"
 
-/* Everything one training run holds. */
-typedef struct {
-    const Options *o;
-    const char *dir;
-    const DistContext *dist;  /* MPI: this rank; a single process is rank 0 of 1 */
-    int writer;               /* 1 on rank 0, the only one that writes files */
-    DistReducer *reducer;     /* MPI: sums the gradients over ranks */
-    double *rank_shares;      /* MPI: (ranks) each rank's share of the batch's loss weight */
-    Corpus corpus;
-    Model *model;
-    float *class_weights;     /* (C) or NULL */
-    float *best_params;       /* (n_params) with --patience: the best epoch's weights */
-    int swa_start;            /* --swa (classifying, with a val set, no --patience): the first epoch averaged, or 0 */
-    float *average;           /* (n_params) with --swa: the mean of the averaged epochs' end weights */
-    float *live;              /* (n_params) with --swa: the run's weights while the average is evaluated */
-    int average_kept;         /* 1: the average validated better and is the model */
-    char average_note[256];   /* --swa: the comparison, for the final report ("" without one) */
-    TrainProgress progress;
-    int steps_per_epoch;
-    long total_steps, warmup_steps;
-    int n_train;              /* training examples over all ranks (MPI: each holds a share) */
-    int *order;               /* (n_train) this epoch's order of the global example indices */
-    int *tokens, *labels, *indices;   /* (B, max_len), (B), (B): the batch being built */
-    int *rows;                /* (B) MPI: the place in the global batch of each example this rank holds */
-    int micro_rows;           /* --accum-steps: the most examples one forward takes, ceil(B / K) */
-    double *accum;            /* (n_params) with --accum-steps > 1: the micro-batches' gradients summed */
-    int mlm;                  /* 1: pretraining (SPEC 4b): masked tokens instead of labels */
-    int *mlm_tokens, *mlm_targets;    /* (B, max_len): the batch masked, and what to predict */
-    BpeSplits splits;         /* --bpe-dropout (bpe, classifying): each symbol's parts; parts NULL when off */
-    int *split_work;          /* ((B + 1) x (max_len + 1)) bpe_dropout_batch's buffer */
-    int paused;               /* 1: stopped by --stop-after, resumable */
-    const char *piped;        /* a data path --resume cannot read again (a pipe, FIFO or device), or NULL */
-    const char *piped_role;   /* its role: train, val or test */
-    ProgressBar bar;
-    ObservationContext observe;   /* what the table's observation needs besides the history */
-    double *class_stats;      /* (3, C): each class's val precision, val recall, share of the measured set */
-} Trainer;
 
 static double now_seconds(void) {
     struct timespec ts;
@@ -347,162 +310,6 @@ static void print_intro(const Trainer *t, int resume) {
     printf("\n");
 }
 
-/* ------------------------------------------------------------ one step */
-
-/* The examples of batch s this rank holds (all of them in one process):
- * their local indices in t->indices and places in the global batch in
- * t->rows, in batch order. Returns how many. */
-static int my_examples(Trainer *t, int s, int nb) {
-    int first = t->corpus.train.first, held = t->corpus.enc_train.n, n = 0;
-    for (int i = 0; i < nb; i++) {
-        int local = t->order[s * t->o->batch_size + i] - first;
-        if (local < 0 || local >= held) continue;
-        t->indices[n] = local;
-        t->rows[n++] = i;
-    }
-    return n;
-}
-
-/* Pretraining's forward and backward on n examples (local indices, places
- * rows in the global batch) of batch s, masked keyed by their places so that
- * MPI ranks draw what one process would: stats as micro_gradients, counting
- * masked positions. */
-static int micro_gradients_mlm(Trainer *t, int epoch, int s, const int *indices, const int *rows, int n,
-                               double stats[4]) {
-    Model *m = t->model;
-    int T = encoded_batch(&t->corpus.enc_train, indices, n, t->tokens, t->labels);
-    if (T <= 0) return -1;
-    long global_step = (long)(epoch - 1) * t->steps_per_epoch + s;
-    mlm_mask(t->mlm_tokens, t->mlm_targets, t->tokens, n, T, t->corpus.vocab.size, (uint64_t)t->o->seed,
-             (uint64_t)global_step, MLM_SITE_TRAIN, 0, rows);
-    ForwardOptions opt = {.training = 1, .seed = (uint64_t)t->o->seed, .step = (uint64_t)global_step,
-                          .rows = rows};
-    stats[0] = model_forward_mlm(m, t->mlm_tokens, t->mlm_targets, n, T, &opt);
-    int M = model_mlm_count(m);
-    for (int i = 0; i < M; i++) stats[1] += model_mlm_predicted(m, i) == model_mlm_target(m, i);
-    stats[3] = M;
-    model_backward(m);
-    for (long i = 0; i < (long)n * T; i++) stats[2] += t->tokens[i] != TOKEN_PAD;
-    return 0;
-}
-
-/* Forward and backward on n examples of batch s (local indices, places rows
- * in the global batch), gradients in the model. Fills stats (zeroed by the
- * caller) with the loss, correct predictions, tokens and what the loss is a
- * mean over (examples; masked positions when pretraining), and *weight with
- * the loss weight of those examples (their class weights, 1 each without;
- * masked positions). -1 when the batch cannot be built. */
-static int micro_gradients(Trainer *t, int epoch, int s, const int *indices, const int *rows, int n, double stats[4],
-                           double *weight) {
-    Model *m = t->model;
-    if (t->mlm) {
-        int rc = micro_gradients_mlm(t, epoch, s, indices, rows, n, stats);
-        *weight = stats[3];   /* the loss is a mean over the masked positions */
-        return rc;
-    }
-    stats[3] = n;
-    int T = encoded_batch(&t->corpus.enc_train, indices, n, t->tokens, t->labels);
-    if (T <= 0) return -1;
-    long global_step = (long)(epoch - 1) * t->steps_per_epoch + s;
-    if (t->splits.parts) {
-        BpeDropoutKey key = {t->o->bpe_dropout, (uint64_t)t->o->seed, (uint64_t)global_step, rows};
-        T = bpe_dropout_batch(t->tokens, n, T, t->corpus.max_len, &t->splits, key, t->split_work);
-    }
-    /* dropout keyed by each example's place in the global batch: the masks of one process */
-    ForwardOptions opt = {.training = 1, .seed = (uint64_t)t->o->seed, .step = (uint64_t)global_step,
-                          .rows = rows, .class_weights = t->class_weights};
-    stats[0] = model_forward(m, t->tokens, t->labels, n, T, &opt);
-    model_backward(m);
-    for (int i = 0; i < n; i++) {
-        stats[1] += model_predicted_class(m, i) == t->labels[i];
-        for (int k = 0; k < T; k++) stats[2] += t->tokens[i * T + k] != TOKEN_PAD;
-        *weight += t->class_weights ? t->class_weights[t->labels[i]] : 1.0;
-    }
-    return 0;
-}
-
-/* Forward and backward on the examples of batch s this rank holds (the
- * whole batch in a single process), at most micro_rows at a time: with
- * --accum-steps the micro-batches' gradients and losses are summed, each
- * weighted by its loss weight, into the weighted mean over all of them.
- * stats and *weight as micro_gradients; no examples leave zero gradients. */
-static int slice_gradients(Trainer *t, int epoch, int s, int nb, double stats[4], double *weight) {
-    Model *m = t->model;
-    int n = my_examples(t, s, nb);
-    stats[0] = stats[1] = stats[2] = stats[3] = 0.0;
-    *weight = 0.0;
-    if (n == 0) {
-        model_zero_grad(m);
-        return 0;
-    }
-    if (n <= t->micro_rows) return micro_gradients(t, epoch, s, t->indices, t->rows, n, stats, weight);
-    size_t P = m->n_params;
-    memset(t->accum, 0, sizeof(double) * P);
-    for (int at = 0; at < n; at += t->micro_rows) {
-        int size = n - at < t->micro_rows ? n - at : t->micro_rows;
-        double part[4] = {0, 0, 0, 0}, w = 0.0;
-        if (micro_gradients(t, epoch, s, t->indices + at, t->rows + at, size, part, &w) != 0) return -1;
-        for (size_t i = 0; i < P; i++) t->accum[i] += w * (double)m->grads[i];   /* in double: one rounding */
-        stats[0] += part[0] * w;
-        for (int k = 1; k < 4; k++) stats[k] += part[k];
-        *weight += w;
-    }
-    for (size_t i = 0; i < P; i++) m->grads[i] = *weight > 0.0 ? (float)(t->accum[i] / *weight) : 0.0f;
-    stats[0] = *weight > 0.0 ? stats[0] / *weight : 0.0;
-    return 0;
-}
-
-/* MPI: every rank's share W_r / W of the batch's loss weight, where W_r sums
- * the class weights (1 without; masked positions when pretraining) of the
- * examples rank r holds: the model's loss is a weighted mean over them, so
- * share-weighted sums of the ranks' losses and gradients are those of the
- * whole batch. */
-static void compute_rank_shares(Trainer *t, double weight) {
-    int size = t->dist->size;
-    for (int k = 0; k < size; k++) t->rank_shares[k] = k == t->dist->rank ? weight : 0.0;
-    dist_sum_doubles(t->dist, t->rank_shares, size);
-    double total = 0.0;
-    for (int k = 0; k < size; k++) total += t->rank_shares[k];
-    for (int k = 0; k < size; k++) t->rank_shares[k] = total > 0.0 ? t->rank_shares[k] / total : 0.0;
-}
-
-/* One optimisation step on batch s of the epoch. With MPI every rank works
- * on its slice of the batch, then the gradients and counts are summed over
- * ranks in a fixed order, so every rank takes the same step. */
-static int train_step(Trainer *t, int epoch, int s, char *err, size_t errlen) {
-    const Options *o = t->o;
-    Model *m = t->model;
-    int start = s * o->batch_size;
-    int nb = t->n_train - start < o->batch_size ? t->n_train - start : o->batch_size;
-    double stats[4], weight;   /* loss, correct, tokens, examples (masked positions when pretraining) */
-    long global_step = (long)(epoch - 1) * t->steps_per_epoch + s;
-    if (slice_gradients(t, epoch, s, nb, stats, &weight) != 0)
-        return fail(err, errlen, ERR_RUNTIME, "epoch %d, step %d: a batch index is out of range", epoch, s + 1);
-    if (t->dist->size > 1) {
-        compute_rank_shares(t, weight);
-        dist_weighted_sum(t->reducer, m->grads, t->rank_shares);
-        stats[0] *= t->rank_shares[t->dist->rank];
-        dist_sum_doubles(t->dist, stats, 4);
-    }
-    if (!isfinite(stats[0]) || !isfinite(model_clip_grads(m, o->clip))) {
-        /* what is kept, and what to change: a clip only helps when it is on */
-        return fail(err, errlen, ERR_RUNTIME, "the loss or gradient became NaN/Inf at epoch %d, step %d (global step "
-                    "%ld); training stopped, %s. Start again with %s (and --overwrite to train into %s again)",
-                    epoch, s + 1, global_step + 1,
-                    rundir_holds(t->dir, "model.safetensors") ? "the last good checkpoint is kept"
-                                                              : "before any checkpoint was saved",
-                    o->clip > 0 ? "a lower --lr or --clip" : "a lower --lr, or --clip 1", t->dir);
-    }
-    model_adamw_step(m, (float)schedule_lr(o->lr, global_step, t->warmup_steps, t->total_steps),
-                     (float)o->weight_decay);
-    TrainProgress *p = &t->progress;
-    p->loss_sum += stats[0] * stats[3];
-    p->correct += stats[1];
-    p->tokens += stats[2];
-    p->count += stats[3];
-    return EXIT_OK;
-}
-
 /* ------------------------------------------------------------ an epoch's end */
 
 /* metrics.csv and curves.png: drawn from the history, which the state holds. */
@@ -666,10 +473,10 @@ static int interrupted(Trainer *t, int sig, int epoch, int step, char *err, size
     progress_clear(&t->bar);
     if (!t->writer) return EXIT_INTERRUPTED;
     if (state_save(t->model, t->average, &t->progress, t->dir, err, errlen) != EXIT_OK) return ERR_RUNTIME;
-    char advice[4600];
-    fprintf(stderr, "\ninterrupted by %s in epoch %d after step %d of %d%s\n%s\n", signals_name(sig), epoch, step,
-            t->steps_per_epoch, t->piped ? "." : "; state saved.", resume_advice(t, advice, sizeof advice));
-    return EXIT_INTERRUPTED;
+    char advice[4600];   /* the caller prints it: stdout may be a reader that has gone (SIGPIPE) */
+    return fail(err, errlen, EXIT_INTERRUPTED, "interrupted by %s in epoch %d after step %d of %d%s\n%s",
+                signals_name(sig), epoch, step, t->steps_per_epoch, t->piped ? "." : "; state saved.",
+                resume_advice(t, advice, sizeof advice));
 }
 
 /* The steps of one epoch from where the progress stands. */
@@ -679,7 +486,7 @@ static int run_epoch(Trainer *t, int epoch, char *err, size_t errlen) {
     double start = now_seconds() - p->seconds;
     t->bar.last_draw = -1.0;
     for (int s = p->step_in_epoch; s < t->steps_per_epoch; s++) {
-        int rc = train_step(t, epoch, s, err, errlen);
+        int rc = train_step(t, epoch, s, err, errlen);   /* run/step.c */
         if (rc != EXIT_OK) {
             progress_clear(&t->bar);
             return rc;
@@ -778,9 +585,8 @@ int fit(const DistContext *dist, const Options *o, const char *data_path, const 
         print_intro(&t, resume);
         if (resume && o->stop_after > 0 && o->stop_after <= t.progress.epochs_done && o->stop_after < o->epochs &&
             t.writer)
-            fprintf(stderr, "warning: --stop-after %d has no effect: %s has done %d epoch%s already (give a later "
-                    "epoch to stop after)\n", o->stop_after, out_dir, t.progress.epochs_done,
-                    t.progress.epochs_done == 1 ? "" : "s");
+            printf("warning: --stop-after %d has no effect: %s has done %d epoch%s already (give a later epoch to "
+                   "stop after)\n", o->stop_after, out_dir, t.progress.epochs_done, t.progress.epochs_done == 1 ? "" : "s");
         if (t.progress.epochs_done >= o->epochs && t.progress.step_in_epoch == 0)
             printf("%d epochs of %s are done, %s --epochs %d; nothing to train (raise --epochs to continue)\n",
                    t.progress.epochs_done, out_dir, t.progress.epochs_done > o->epochs ? "more than" : "all of",

@@ -22,7 +22,8 @@ typedef struct {
  * processes from writing one directory.
  * argv is recorded in run.json. Returns an exit code (base/errors.h) with
  * the message in err; EXIT_INTERRUPTED after a signal, with the state saved
- * and the way to continue printed. summary may be
+ * and the message (where it stopped, how to continue) in err for the caller
+ * to print: stdout may be a reader that has gone. summary may be
  * NULL. dist is this process's place in an MPI job, or NULL for a single
  * process: then each batch is split over the ranks, which keep identical
  * weights, and only rank 0 prints and writes. */

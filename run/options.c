@@ -120,16 +120,13 @@ int options_set(Options *o, const OptionSpec *s, const char *value, char *err, s
         }
         long long v = strtoll(value, &end, 10);
         if (end == value || *end) {
-            snprintf(err, errlen, "--%s: '%s' is not a whole number", s->name, value);
-            return -1;
+            return fail(err, errlen, ERR_INPUT, "--%s: '%s' is not a whole number", s->name, value);
         }
         if (errno == ERANGE) {
-            snprintf(err, errlen, "--%s: %s is out of range [%.0f, %.0f]", s->name, value, s->min, s->max);
-            return -1;
+            return fail(err, errlen, ERR_INPUT, "--%s: %s is out of range [%.0f, %.0f]", s->name, value, s->min, s->max);
         }
         if ((double)v < s->min || (double)v > s->max) {
-            snprintf(err, errlen, "--%s: %lld is out of range [%.0f, %.0f]", s->name, v, s->min, s->max);
-            return -1;
+            return fail(err, errlen, ERR_INPUT, "--%s: %lld is out of range [%.0f, %.0f]", s->name, v, s->min, s->max);
         }
         if (s->kind == OPT_INT) *(int *)field(o, s) = (int)v;
         else *(long long *)field(o, s) = v;
@@ -138,32 +135,27 @@ int options_set(Options *o, const OptionSpec *s, const char *value, char *err, s
     case OPT_DOUBLE: {
         double v = strtod(value, &end);
         if (end == value || *end || (!isfinite(v) && errno != ERANGE)) {
-            snprintf(err, errlen, "--%s: '%s' is not a number", s->name, value);
-            return -1;
+            return fail(err, errlen, ERR_INPUT, "--%s: '%s' is not a number", s->name, value);
         }
         if (errno == ERANGE) {   /* beyond a double, or so near 0 that it underflows */
-            snprintf(err, errlen, "--%s: %s is out of range [%g, %g]%s", s->name, value, s->min, s->max,
+            return fail(err, errlen, ERR_INPUT, "--%s: %s is out of range [%g, %g]%s", s->name, value, s->min, s->max,
                      isfinite(v) ? " (too near 0 for a double: give 0 or a larger value)" : "");
-            return -1;
         }
         if (v < s->min || v > s->max) {
-            snprintf(err, errlen, "--%s: %g is out of range [%g, %g]", s->name, v, s->min, s->max);
-            return -1;
+            return fail(err, errlen, ERR_INPUT, "--%s: %g is out of range [%g, %g]", s->name, v, s->min, s->max);
         }
         *(double *)field(o, s) = v;
         return 0;
     }
     case OPT_CHOICE:
         if (!choice_valid(s->choices, value)) {
-            snprintf(err, errlen, "--%s: '%s' is not one of %s", s->name, value, s->choices);
-            return -1;
+            return fail(err, errlen, ERR_INPUT, "--%s: '%s' is not one of %s", s->name, value, s->choices);
         }
         /* fall through */
     case OPT_STRING: {
         char *copy = strdup(value);
         if (!copy) {
-            snprintf(err, errlen, "out of memory");
-            return -1;
+            return fail(err, errlen, ERR_RUNTIME, "out of memory");
         }
         free(*(char **)field(o, s));
         *(char **)field(o, s) = copy;
@@ -179,12 +171,11 @@ int options_set(Options *o, const OptionSpec *s, const char *value, char *err, s
                 return 0;
             }
         }
-        snprintf(err, errlen, "--%s is a switch: give it alone, or as --%s=true or --%s=false (got '%s')", s->name,
+        return fail(err, errlen, ERR_INPUT, "--%s is a switch: give it alone, or as --%s=true or --%s=false (got '%s')", s->name,
                  s->name, s->name, value);
-        return -1;
     }
     }
-    return -1;
+    return ERR_INPUT;
 }
 
 void options_defaults(Options *o) {
@@ -212,12 +203,9 @@ int options_given(const Options *o, const char *name) {
     return s && (o->given >> (s - OPTION_TABLE) & 1ull);
 }
 
-int options_parse(Options *o, int argc, char **argv, int first) {
+int options_parse(Options *o, int argc, char **argv, int first, char *err, size_t errlen) {
     o->args = calloc((size_t)argc + 1, sizeof *o->args);
-    if (!o->args) {
-        fprintf(stderr, "error: out of memory\n");
-        return 2;
-    }
+    if (!o->args) return fail(err, errlen, ERR_RUNTIME, "out of memory");
     int only_positional = 0;
     for (int i = first; i < argc; i++) {
         const char *arg = argv[i];
@@ -229,10 +217,8 @@ int options_parse(Options *o, int argc, char **argv, int first) {
             only_positional = 1;
             continue;
         }
-        if (strncmp(arg, "--", 2) != 0) {
-            fprintf(stderr, "error: unknown option '%s' (options start with --; see ./train --help)\n", arg);
-            return 2;
-        }
+        if (strncmp(arg, "--", 2) != 0)
+            return fail(err, errlen, ERR_INPUT, "unknown option '%s' (options start with --; see ./train --help)", arg);
         /* --name value, or --name=value */
         char name[64];
         const char *eq = strchr(arg + 2, '=');
@@ -243,10 +229,10 @@ int options_parse(Options *o, int argc, char **argv, int first) {
         const OptionSpec *s = options_find(name);
         if (!s) {
             const char *close = options_suggest(name);
-            if (close) fprintf(stderr, "error: unknown option '--%s'; did you mean '--%s'? (see ./train --help)\n",
-                               name, close);
-            else fprintf(stderr, "error: unknown option '--%s' (see ./train --help)\n", name);
-            return 2;
+            if (close)
+                return fail(err, errlen, ERR_INPUT, "unknown option '--%s'; did you mean '--%s'? (see ./train --help)",
+                            name, close);
+            return fail(err, errlen, ERR_INPUT, "unknown option '--%s' (see ./train --help)", name);
         }
         const char *value;
         if (s->kind == OPT_FLAG) {
@@ -255,28 +241,20 @@ int options_parse(Options *o, int argc, char **argv, int first) {
             value = eq + 1;
         } else if (i + 1 < argc && strncmp(argv[i + 1], "--", 2) == 0) {
             /* "--lr --out x": the value was left out, the next option is not it */
-            fprintf(stderr, "error: option '--%s' needs a value, but the next argument is the option '%s' "
-                            "(write --%s=VALUE for a value that starts with --)\n", name, argv[i + 1], name);
-            return 2;
+            return fail(err, errlen, ERR_INPUT, "option '--%s' needs a value, but the next argument is the option '%s' "
+                        "(write --%s=VALUE for a value that starts with --)", name, argv[i + 1], name);
         } else if (i + 1 < argc) {
             value = argv[++i];
         } else {
-            fprintf(stderr, "error: option '--%s' needs a value\n", name);
-            return 2;
+            return fail(err, errlen, ERR_INPUT, "option '--%s' needs a value", name);
         }
-        if (!*value && (s->kind == OPT_STRING || s->kind == OPT_CHOICE)) {
-            /* --out "" (an unset variable, say) would quietly mean "not given" */
-            fprintf(stderr, "error: option '--%s' was given an empty value\n", name);
-            return 2;
-        }
-        char err[256];
-        if (options_set(o, s, value, err, sizeof err) != 0) {
-            fprintf(stderr, "error: %s\n", err);
-            return 2;
-        }
+        if (!*value && (s->kind == OPT_STRING || s->kind == OPT_CHOICE))   /* --out "" (an unset variable, say) */
+            return fail(err, errlen, ERR_INPUT, "option '--%s' was given an empty value", name);
+        int rc = options_set(o, s, value, err, errlen);
+        if (rc != EXIT_OK) return rc;
         o->given |= 1ull << (s - OPTION_TABLE);
     }
-    return 0;
+    return EXIT_OK;
 }
 
 void options_format(const Options *o, const OptionSpec *s, char *buf, size_t len) {
@@ -333,8 +311,7 @@ int options_to_json(const Options *o, JsonBuf *b) {
 
 int options_from_json(Options *o, const JsonValue *object, char *err, size_t errlen) {
     if (!object || object->type != JSON_OBJECT) {
-        snprintf(err, errlen, "options are not a JSON object");
-        return -1;
+        return fail(err, errlen, ERR_INPUT, "options are not a JSON object");
     }
     /* a run recorded before --bpe-dropout or --swa existed trained without them */
     o->bpe_dropout = 0.0;
@@ -343,8 +320,7 @@ int options_from_json(Options *o, const JsonValue *object, char *err, size_t err
         const OptionSpec *s = options_find(object->keys[i]);
         const JsonValue *v = &object->items[i];
         if (!s || !s->recorded) {
-            snprintf(err, errlen, "unknown recorded option '%s'", object->keys[i]);
-            return -1;
+            return fail(err, errlen, ERR_INPUT, "unknown recorded option '%s'", object->keys[i]);
         }
         /* typed values, or strings as older run.json files hold them */
         char text[64];
@@ -360,12 +336,12 @@ int options_from_json(Options *o, const JsonValue *object, char *err, size_t err
             value = text;
         }
         if (!value) {
-            snprintf(err, errlen, "recorded option '%s' has a value of the wrong type", s->name);
-            return -1;
+            return fail(err, errlen, ERR_INPUT, "recorded option '%s' has a value of the wrong type", s->name);
         }
-        if (options_set(o, s, value, err, errlen) != 0) return -1;
+        int rc = options_set(o, s, value, err, errlen);
+        if (rc != EXIT_OK) return rc;
     }
-    return 0;
+    return EXIT_OK;
 }
 
 int options_model_config(const Options *o, int vocab_size, int n_classes, int max_len, ModelConfig *out, char *err,

@@ -62,8 +62,9 @@ extern const int OPTION_COUNT;
 /* Sets every option to its default. */
 void options_defaults(Options *o);
 /* Parses argv[first..argc); positional arguments are collected in o->args.
- * On error prints "error: ..." naming the option and returns 2. */
-int options_parse(Options *o, int argc, char **argv, int first);
+ * Returns EXIT_OK, or ERR_INPUT (ERR_RUNTIME: out of memory) with the
+ * message, naming the option, in err. */
+int options_parse(Options *o, int argc, char **argv, int first, char *err, size_t errlen);
 void options_free(Options *o);
 /* 1 if the option (by name) was given on the command line */
 int options_given(const Options *o, const char *name);
@@ -72,12 +73,13 @@ int options_pretrain(const Options *o);
 const OptionSpec *options_find(const char *name);
 /* Value of an option as text (for run.json, diff and --help). */
 void options_format(const Options *o, const OptionSpec *spec, char *buf, size_t len);
-/* Sets an option from text, as if given on the command line. Returns 0, or
- * -1 with a message. */
+/* Sets an option from text, as if given on the command line. Returns
+ * EXIT_OK, or ERR_INPUT (ERR_RUNTIME: out of memory) with a message. */
 int options_set(Options *o, const OptionSpec *spec, const char *value, char *err, size_t errlen);
 /* Writes the recorded options as a JSON object into b. */
 int options_to_json(const Options *o, JsonBuf *b);
-/* Reads recorded options from a JSON object (as written above). */
+/* Reads recorded options from a JSON object (as written above). Returns
+ * EXIT_OK, or ERR_INPUT (ERR_RUNTIME: out of memory) with a message. */
 int options_from_json(Options *o, const JsonValue *object, char *err, size_t errlen);
 void options_help(FILE *out);
 /* One option's line of --help: name, value, what it does, [default]. */

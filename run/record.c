@@ -15,8 +15,13 @@
 #include "formats/json.h"
 #include "base/sha256.h"
 
-#ifndef TRAIN_VERSION
-#define TRAIN_VERSION "unknown"
+/* The release is kept in the tree so that a copy without git still knows
+ * it; the Makefile adds `git describe` as TRAIN_GIT when git is there. */
+#define TRAIN_RELEASE "0.9.0"
+#ifdef TRAIN_GIT
+#define TRAIN_VERSION TRAIN_RELEASE " (git " TRAIN_GIT ")"
+#else
+#define TRAIN_VERSION TRAIN_RELEASE
 #endif
 #ifndef TRAIN_CFLAGS
 #define TRAIN_CFLAGS "unknown"
@@ -114,7 +119,7 @@ int record_write(const char *dir, const Options *o, const char *data_path, int a
     rc |= jsonbuf_printf(&b, ", \"cores\": %ld, \"openmp\": %s}\n}\n", sysconf(_SC_NPROCESSORS_ONLN), openmp);
     char path[4096];
     snprintf(path, sizeof path, "%s/run.json", dir);
-    if (rc != 0) snprintf(err, errlen, "%s: out of memory", path);
+    if (rc != 0) set_error(err, errlen, "%s: out of memory", path);
     else rc = atomic_write(path, b.data, b.len, err, errlen);
     jsonbuf_free(&b);
     return rc;
@@ -175,7 +180,7 @@ int record_read(const char *dir, int resolve, RunRecord *info, char *err, size_t
     JsonValue *root = json_parse(text, len, why, sizeof why);
     free(text);
     if (!root || root->type != JSON_OBJECT) {
-        snprintf(err, errlen, "%s: not a run record: %s", path, root ? "not an object" : why);
+        set_error(err, errlen, "%s: not a run record: %s", path, root ? "not an object" : why);
         json_free(root);
         record_free(info);
         return -1;
@@ -186,10 +191,10 @@ int record_read(const char *dir, int resolve, RunRecord *info, char *err, size_t
     const JsonValue *threads = json_get(root, "threads");
     info->threads = threads && threads->type == JSON_NUMBER ? (int)threads->number : 0;
     if (!info->data_path) {
-        snprintf(err, errlen, "%s: has no \"data\"", path);
+        set_error(err, errlen, "%s: has no \"data\"", path);
         rc = -1;
     } else if (options_from_json(&info->options, json_get(root, "options"), why, sizeof why) != 0) {
-        snprintf(err, errlen, "%s: %s", path, why);
+        set_error(err, errlen, "%s: %s", path, why);
         rc = -1;
     }
     const JsonValue *files = json_get(root, "files");
@@ -200,7 +205,7 @@ int record_read(const char *dir, int resolve, RunRecord *info, char *err, size_t
         d->path = dup_string(json_get(f, "path"));
         if (!role || role->type != JSON_STRING || !d->path || !sha || sha->type != JSON_STRING ||
             strlen(sha->string) != 64 || !lines || lines->type != JSON_NUMBER) {
-            snprintf(err, errlen, "%s: malformed entry %d in \"files\"", path, i + 1);
+            set_error(err, errlen, "%s: malformed entry %d in \"files\"", path, i + 1);
             free(d->path);
             d->path = NULL;
             rc = -1;

@@ -15,7 +15,14 @@
 # is a failure; a skipped suite never counts as passed. A suite that passes
 # with some of its checks skipped (each a "skip:" line, tests/lib.sh) is
 # shown as "ok" with how many were skipped and the first reason.
+#
+# --quick (`make check`): the plain unit tests and the shell suites in QUICK
+# (checks of the tree and the command line that train nothing), without the
+# sanitizer builds and the PyTorch cross-check: the edit-build-test loop.
 set -u
+QUICK="test_layers test_usage"
+quick=0
+[ "${1:-}" = --quick ] && quick=1
 cd "$(dirname "$0")/.."
 SKIP=77
 passed=0; failed=0; skipped=0; failures=()
@@ -55,6 +62,14 @@ skip() {  # name, reason: a suite this machine cannot run
 for t in build/tests/test_*; do
     [ -x "$t" ] && run "$(basename "$t")" "$t"
 done
+if [ "$quick" -eq 1 ]; then
+    for t in $QUICK; do run "$t" bash "tests/$t.sh"; done
+    echo
+    [ ${#failures[@]} -gt 0 ] && echo "failed: ${failures[*]}"
+    echo "$passed passed, $failed failed, $skipped skipped (quick: make test runs them all)"
+    [ "$failed" -eq 0 ]
+    exit
+fi
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
 export UBSAN_OPTIONS=print_stacktrace=1
 for t in build/asan-tests/test_*; do

@@ -58,9 +58,11 @@ if [ "$(id -u)" -ne 0 ]; then
     fit "unreadable file" 2 "unreadable\.tsv: Permission denied" unreadable.tsv
 elif command -v setpriv >/dev/null; then
     # root reads anything: run this case as nobody (the output goes to /tmp);
-    # one case, as case_run counts it, whichever way it runs or is skipped
+    # one case, as case_run counts it, whichever way it runs or is skipped;
+    # copies of the binaries in $tmp, since nobody may not enter the checkout's directory (/root)
     cases=$((cases + 1))
     for bin in "$TRAIN" "$ASAN"; do
+        cp "$bin" "$tmp/" && bin=$tmp/$(basename "$bin")
         setpriv --reuid=65534 --regid=65534 --clear-groups "$bin" "$tmp/unreadable.tsv" "${TINY[@]}" \
             --out /tmp/never-written >"$tmp/out.txt" 2>"$tmp/err.txt"
         rc=$?

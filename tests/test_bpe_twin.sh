@@ -16,7 +16,7 @@ source "$(dirname "$0")/lib.sh"
 tool=${BPE_TOOL:-build/tests/tool_bpe}
 python=$(command -v python3 || true)
 if [ -z "$python" ]; then
-    echo "skip: no python3 for the reference scripts/bpe_ref.py"
+    echo "skip: no python3 for the reference scripts/bpe_ref.py (apt-get install python3)"
     exit 77
 fi
 if [ ! -x "$tool" ]; then

@@ -150,4 +150,9 @@ check_usage "--batch-size" "$tmp/train.tsv" --batch-size 0
 check_usage "--activation" "$tmp/train.tsv" --activation tanh
 check_usage "no data file" --epochs 2
 
+# the version is the tree's release (run/record.c), with git's description only beside it
+"$TRAIN" --version | head -n 1 | grep -Eq '^train [0-9]+\.[0-9]+\.[0-9]+( \(git [^)]+\))?$' \
+    && pass "--version names the release: $("$TRAIN" --version | head -n 1)" \
+    || fail "--version: $("$TRAIN" --version | head -n 1)"
+
 finish test_cli

@@ -25,6 +25,7 @@
 #include "model.c"
 #include "model/config.c"
 #undef float
+#include "base/errors.c"   /* the messages model.c writes (no float in it) */
 
 #include "tests/check.h"
 

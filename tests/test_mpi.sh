@@ -10,7 +10,7 @@ if ! command -v mpirun >/dev/null 2>&1; then
 fi
 [ -x "$TRAIN" ] || { echo "FAIL: $TRAIN is not built (run make)"; exit 1; }
 if ! "$TRAIN" --version | grep -qx 'mpi: yes'; then
-    echo "skip: ./train was built without MPI (make MPI=1 needs mpicc)"
+    echo "skip: ./train was built without MPI (apt-get install -y libopenmpi-dev, then make clean && make)"
     exit 77
 fi
 
@@ -113,7 +113,7 @@ else
     if command -v python3 >/dev/null; then
         pass "defaults over 3 shares: the same bpe vocabulary, merges, labels and max-len as one process"
     else
-        skip "defaults over 3 shares: the vocabulary, merges and labels not compared (no python3 to read them)"
+        skip "defaults over 3 shares: the vocabulary, merges and labels not compared (apt-get install python3 to read them)"
     fi
 fi
 

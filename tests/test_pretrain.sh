@@ -41,7 +41,9 @@ rc=$?
 [ $rc -eq 2 ] && grep -q 'disagrees with --init' "$tmp/c2.log" && pass "--init with another --d-model is a usage error" \
     || fail "--init with another --d-model: exit $rc, $(cat "$tmp/c2.log")"
 # with lr 0 the classifier's encoder is the pretrain run's, byte for byte
-if python3 - "$tmp/p1/model.safetensors" "$tmp/c1/model.safetensors" <<'PY'
+if ! command -v python3 >/dev/null; then
+    skip "--init's weights against the pretrain run's: needs python3 to read both files (apt-get install python3)"
+elif python3 - "$tmp/p1/model.safetensors" "$tmp/c1/model.safetensors" <<'PY'
 import json, struct, sys
 def tensors(path):
     b = open(path, "rb").read(); n = struct.unpack("<Q", b[:8])[0]; h = json.loads(b[8:8 + n])

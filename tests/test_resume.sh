@@ -285,7 +285,7 @@ grep -q "4 epochs of $tmp/fewer are done, more than --epochs 2; nothing to train
 "$TRAIN" --resume "$tmp/same" --val "$tmp/small.tsv" --threads 1 >/dev/null 2>"$tmp/err.txt"; rc=$?
 [ $rc -eq 2 ] && grep -q -- "--val cannot change when resuming ($tmp/same has none, given $tmp/small.tsv)" "$tmp/err.txt" \
     && pass "--resume with a --val the run did not have: 'has none'" || fail "--resume --val: exit $rc: $(cat "$tmp/err.txt")"
-"$TRAIN" --resume "$tmp/same" --stop-after 1 --threads 1 >/dev/null 2>"$tmp/err.txt"; rc=$?
+"$TRAIN" --resume "$tmp/same" --stop-after 1 --threads 1 >"$tmp/err.txt" 2>&1; rc=$?   # a run's warnings: its log, stdout
 [ $rc -eq 0 ] && grep -q -- "warning: --stop-after 1 has no effect: $tmp/same has done 2 epochs already" "$tmp/err.txt" \
     && pass "--stop-after an epoch already done: warned, the run goes on" || fail "--stop-after passed: exit $rc: $(cat "$tmp/err.txt")"
 

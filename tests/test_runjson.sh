@@ -26,7 +26,7 @@ assert type(o["epochs"]) is int and type(o["lr"]) is float and type(o["tokenizer
 assert o["lr"] == 0.003 and o["dropout"] == 0.2 and o["epochs"] == 2' "$json" \
         && pass "python's json reads int, float and str" || fail "python's json disagrees with the types"
 else
-    skip "run.json's types as python's json reads them (no python3)"
+    skip "run.json's types as python's json reads them (apt-get install python3)"
 fi
 
 # the older kind: every option a string ("epochs": "2"), booleans as "0"/"1"

@@ -218,6 +218,47 @@ else
     cat "$tmp/cmp.txt"; fail "compare-pe failed"
 fi
 
+# Terminal labels (cli/trace_text.c): in a UTF-8 locale bpe pieces are shown
+# as they are (the word-start mark U+2581), laid out by display columns; in
+# the C locale they are ASCII, the mark '_', explained once.
+text="the café was good , the café was 日本"
+env -u LC_ALL -u LC_CTYPE LANG=C.UTF-8 ./train trace --untrained --tokenizer bpe --threads 1 "$text" >"$tmp/utf8.txt" 2>&1
+env -u LANG -u LC_CTYPE LC_ALL=C ./train trace --untrained --tokenizer bpe --threads 1 "$text" >"$tmp/c.txt" 2>&1
+LANG=C.UTF-8 LC_ALL=C ./train trace --untrained --tokenizer bpe --threads 1 "$text" >"$tmp/c2.txt" 2>&1
+tokens() { sed -n '/^\[1\] tokens/,/^\[2\]/p' "$1" | grep -E '^ +[0-9]+ '; }
+charts() { grep -E '^ {4,}[^ ]+ \|[ .:=+*#%@-]*$|top: ' "$1"; }   # attention charts' rows and top keys
+shown=$(tokens "$tmp/utf8.txt"); drawn=$(charts "$tmp/utf8.txt")   # (no grep -q in a pipe: pipefail and SIGPIPE)
+grep -q '▁t' <<<"$shown" && grep -q 'é' <<<"$shown" && ! grep -q '?' <<<"$shown" \
+    && grep -q '▁caf' <<<"$drawn" && grep -q 'top: ▁' <<<"$drawn" && ! grep -q '?' <<<"$drawn" \
+    && pass "UTF-8 locale: bpe pieces shown as they are (▁, é) in the tokens and the attention charts, no '?'" \
+    || fail "UTF-8 locale labels: $(head -3 <<<"$shown"; grep -m 3 '?' <<<"$drawn")"
+! grep -q 'locale is not UTF-8' "$tmp/utf8.txt" && pass "UTF-8 locale: no ASCII note" || fail "UTF-8 locale: the ASCII note was printed"
+# columns counted as a terminal does (Python's East Asian widths, not the C code's): every row of
+# the token table and of each attention chart puts its separator in one column
+aligned=$(python3 - "$tmp/utf8.txt" <<'PY'
+import sys, unicodedata, re
+def cols(s): return sum(0 if unicodedata.combining(c) else 2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in s)
+text = open(sys.argv[1], encoding="utf-8").read().split("\n")
+bad, blocks, cur = [], [], []
+for line in text:   # attention charts: rows "    label |shades"
+    if re.match(r"^ {4,}\S+ \|[ .:\-=+*#%@]*$", line): cur.append(line)
+    elif cur: blocks.append(cur); cur = []
+ids = [l for l in text if re.match(r"^ +\d+ .* +\d+( |$)", l) and "special" not in l][:40]
+for rows in blocks + [[re.sub(r"( +\d+)( .*)?$", r"\1", l) for l in ids]]:
+    ends = {cols(r.split(" |")[0]) if " |" in r else cols(r) for r in rows}
+    if len(ends) != 1: bad.append(rows[:3])
+print(len(blocks), "charts;", "misaligned: %s" % bad if bad else "aligned")
+PY
+)
+grep -q ' aligned$' <<<"$aligned" && ! grep -q '^0 ' <<<"$aligned" && pass "UTF-8 labels line up by display columns ($aligned)" \
+    || fail "UTF-8 labels do not line up: $aligned"
+# (the first line repeats the text as it was typed)
+grep -q '_t' <<<"$(tokens "$tmp/c.txt")" && ! LC_ALL=C grep -q $'[\x80-\xff]' <<<"$(tail -n +2 "$tmp/c.txt")" \
+    && pass "C locale: labels are ASCII, the mark shown as '_'" || fail "C locale labels: $(tokens "$tmp/c.txt" | head -5)"
+[ "$(grep -c "this locale is not UTF-8, so labels are ASCII: '_' is bpe's word-start mark U+2581, '?' another character" "$tmp/c.txt")" = 1 ] \
+    && pass "C locale: the fallback is explained once" || fail "C locale: the explanation is not there once: $(grep -i locale "$tmp/c.txt")"
+cmp -s "$tmp/c.txt" "$tmp/c2.txt" && pass "LC_ALL=C overrides LANG=C.UTF-8" || fail "LC_ALL=C did not override LANG"
+
 echo "REPORT trace: probabilities equal predict --probs; PE values follow the formula; attention rows sum to 1; PNG sizes match"
 
 finish test_teaching
