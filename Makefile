@@ -179,7 +179,7 @@ REF_CFLAGS := $(CSTD) -I. $(WARN) -Og -g $(OPENMP) $(STB_CFLAGS) $(CFLAGS)
 REF_OBJ := $(filter-out $(REF)/model/f64.o $(REF)/report/stb_impl.o,$(LIB_SRC:%.c=$(REF)/%.o)) \
            $(BUILD)/obj/model/f64.o $(BUILD)/obj/report/stb_impl.o
 $(REF)/model.o $(REF)/model/optimizer.o: REF_CFLAGS += -DTRAIN_REFERENCE
-$(REF)/run/record.o: REF_CFLAGS += -DTRAIN_VERSION='"$(VERSION)"' \
+$(REF)/run/record.o: REF_CFLAGS += $(if $(GIT_VERSION),-DTRAIN_GIT='"$(GIT_VERSION)"') \
                                    -DTRAIN_CFLAGS='"$(strip $(CSTD) -Og -g -DTRAIN_REFERENCE $(OPENMP) $(CFLAGS))"'
 $(REF)/report/font.o: REF_CFLAGS += $(FONT_DEFS)
 $(REF)/run/dist.o: REF_CFLAGS += $(MPI_DEFS)

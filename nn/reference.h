@@ -3,6 +3,7 @@
  * They are the oracle the fast layers (layers.h, attention.h) are tested
  * against (tests/test_reference.c), and what build/train-ref trains with
  * (nn/reference_bind.h), for reading and for stepping through in a debugger.
+ * The math is that of docs/DESIGN.md §4; the reading path, docs/READING.md.
  *
  * Shapes: B examples of T positions, d (or C) features, h heads of dh =
  * d/h, N = B*T rows. Arrays are flat and row-major. A forward writes its

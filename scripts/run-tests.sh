@@ -20,7 +20,7 @@
 # (checks of the tree and the command line that train nothing), without the
 # sanitizer builds and the PyTorch cross-check: the edit-build-test loop.
 set -u
-QUICK="test_layers test_usage"
+QUICK="test_layers test_usage test_reading"
 quick=0
 [ "${1:-}" = --quick ] && quick=1
 cd "$(dirname "$0")/.."
