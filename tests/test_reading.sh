@@ -4,7 +4,8 @@
 # a prototype), and together they must stay within about 1,500 lines of code
 # read (1,600 at most). Then the check is shown to fail on a planted copy
 # naming a function that does not exist, a file that does not exist, and a
-# function that the file only calls.
+# function that the file only calls. The phrases of trace's output the page
+# quotes must be what trace prints.
 source "$(dirname "$0")/lib.sh"
 
 # stops DOC: every `path.c:name` or `path.h:name` it names, one a line
@@ -44,6 +45,37 @@ total=$(sed -n 's/^total //p' <<<"$out")
 echo "REPORT reading path: $n_stops functions, $total lines of code"
 [ "$total" -le 1600 ] && pass "the reading path is $total lines of code (at most about 1,500)" \
     || fail "the reading path is $total lines of code, over about 1,500"
+
+# What READING.md says trace prints, against what trace prints: an untrained
+# model (post-norm, relu, mean pooling, with --backward) and a pre-norm gelu
+# one with cls pooling. Each phrase must be in the page and in the output.
+PHRASES=("eval mode: dropout is off" "[1] tokens" "[2] input embeddings" "[3] positional encoding"
+    "[4] embeddings + positional encoding" "attention weights softmax(Q K^T / sqrt("
+    "post-norm: x = LN1(x + attention(x))" "pre-norm: x = x + attention(LN1(x))"
+    "FFN output: linear2(relu(linear1(x)))" "pooled = mean of the encoder output over the"
+    "the encoder output at position 0" "logits z = head.weight" "[7.1] gradient at the logits z"
+    "dloss/dz_c = p_c - [c = label]" "loss = -log p(" "g = LN2 backward of dout" "dx = g + W_in^T [dQ; dK; dV]"
+    "[7.8] gradient of every parameter tensor" "[7.9] live gradient check")
+# shown OUTPUT: prints each phrase missing from docs/READING.md or from OUTPUT
+shown() {
+    for phrase in "${PHRASES[@]}"; do
+        grep -qF -- "$phrase" docs/READING.md || echo "not in docs/READING.md: $phrase"
+        grep -qF -- "$phrase" "$1" || echo "not in trace's output: $phrase"
+    done
+}
+if [ -x ./train ]; then
+    text="the food was good , not bad"
+    { ./train trace --untrained --backward "$text" && ./train trace --untrained --norm pre --activation gelu \
+        --pool cls "$text"; } >"$tmp/trace.txt" 2>&1 || fail "trace --untrained failed: $(tail -n 3 "$tmp/trace.txt")"
+    missing=$(shown "$tmp/trace.txt")
+    [ -z "$missing" ] && pass "the ${#PHRASES[@]} phrases of trace's output that docs/READING.md quotes are what trace prints" \
+        || fail "docs/READING.md and trace disagree: $(tr '\n' ';' <<<"$missing")"
+    grep -vF "dloss/dz_c = p_c - [c = label]" "$tmp/trace.txt" >"$tmp/changed.txt"
+    grep -q "not in trace's output: dloss/dz_c" <<<"$(shown "$tmp/changed.txt")" \
+        && pass "a trace that no longer prints a quoted rule is caught" || fail "a trace without a quoted rule passed"
+else
+    skip "./train is not built (make train): the trace phrases were not checked"
+fi
 
 # planted: a function that does not exist, a file that does not exist, a function only called there
 cp docs/READING.md "$tmp/READING.md"
