@@ -61,6 +61,8 @@ int command_diff(const Options *o) {
     if (o->n_args != 2) return cli_usage_error("diff needs two run directories");
     RunRecord info[2];
     char err[1024];
+    for (int i = 0; i < 2; i++)   /* a run still training: its trace is not yet the run's */
+        if (rundir_check_idle(o->args[i], "compare it", err, sizeof err) != EXIT_OK) return cli_report(EXIT_USAGE, err);
     for (int i = 0; i < 2; i++) {
         if (record_read(o->args[i], 0, &info[i], err, sizeof err) != 0) {
             fprintf(stderr, "error: %s\n", err);
