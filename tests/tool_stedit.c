@@ -20,7 +20,7 @@ static int usage(void) {
             "  replace OLD NEW           replace the first OLD in the header text by NEW\n"
             "  flip BYTE BIT             flip one bit of the file\n"
             "  poison                    a training state whose weights are all 3e38 (it loads; a step overflows)\n"
-            "  resave-meta KEY VALUE     a training state or model saved again with one metadata entry changed\n"
+            "  resave-meta KEY VALUE     a training state saved again with one metadata entry changed\n"
             "The first five rewrite the file with st_write (the checksum is left stale);\n"
             "the next three edit bytes and keep everything else as it is; poison and\n"
             "resave-meta write a valid state (checksum and all) through the model's own functions.\n");
@@ -215,8 +215,7 @@ static int written_by_save_state(const char *key) {
     return 0;
 }
 
-/* Loads a state.safetensors (or a model.safetensors, for resave-meta) and
- * saves it again, valid (checksum and all),
+/* Loads a state.safetensors and saves it again, valid (checksum and all),
  * with one change: poison sets every weight to 3e38 (finite, so the state
  * loads, a NaN being refused as damage, but the first forward pass
  * overflows and training must stop on the non-finite loss); otherwise the
@@ -235,10 +234,8 @@ static int resave_state(const char *in, const char *out_path, int poison, const 
     char average_name[128];
     snprintf(average_name, sizeof average_name, "average.%s", m ? m->tensors[0].name : "");
     float *average = m && st_find(&f, average_name) ? malloc(sizeof(float) * m->n_params) : NULL;
-    int is_model = !st_meta(&f, "adam_step");   /* a model.safetensors: weights alone */
     int rc = m && keys && vals && (average || !st_find(&f, average_name)) &&
-                     (is_model ? model_load_weights(m, in, err, sizeof err)
-                               : model_load_state_from(m, average, &f, in, err, sizeof err)) == 0 ? 0 : 1;
+                     model_load_state_from(m, average, &f, in, err, sizeof err) == 0 ? 0 : 1;
     int n = 0;
     for (int i = 0; rc == 0 && i < f.n_meta; i++) {
         if (written_by_save_state(f.meta_keys[i])) continue;
@@ -247,8 +244,7 @@ static int resave_state(const char *in, const char *out_path, int poison, const 
     }
     if (rc == 0) {
         for (size_t i = 0; poison && i < m->n_params; i++) m->params[i] = 3e38f;
-        rc = (is_model ? model_save(m, NULL, out_path, keys, vals, n, err, sizeof err)
-                       : model_save_state(m, average, out_path, keys, vals, n, err, sizeof err)) == 0 ? 0 : 1;
+        rc = model_save_state(m, average, out_path, keys, vals, n, err, sizeof err) == 0 ? 0 : 1;
     }
     if (rc) fprintf(stderr, "tool_stedit: %s\n", err);
     free(average);
