@@ -110,8 +110,8 @@ int state_save(const Model *m, const float *average, const TrainProgress *p, con
     vals[N_COUNTERS + 4] = p->run_id;
     char path[4096];
     rundir_path(path, sizeof path, dir, "state.safetensors");
-    int rc = model_save_state(m, p->n_averaged > 0 ? average : NULL, path, keys, vals, N_COUNTERS + 4 + (p->run_id[0] != 0),
-                              err, errlen);
+    int n_keys = N_COUNTERS + 4 + (p->run_id[0] != 0);   /* a run recorded before ids saves none */
+    int rc = model_save_state(m, p->n_averaged > 0 ? average : NULL, path, keys, vals, n_keys, err, errlen);
     free(history);
     return rc == 0 ? EXIT_OK : ERR_RUNTIME;
 }
