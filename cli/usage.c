@@ -8,7 +8,7 @@
 #include "base/suggest.h"
 
 /* Options no training reads: they belong to one of the other commands. */
-static const char *const NOT_TRAINING = " model probs header strict png untrained backward label html ";
+static const char *const NOT_TRAINING = " model probs header strict png untrained backward label html html-max-mb ";
 
 const CommandSpec COMMANDS[] = {
     {"fit",
@@ -52,7 +52,7 @@ const CommandSpec COMMANDS[] = {
      "each head's attention and the positional encoding. With --model the run's own\n"
      "configuration is used; the model options shape an --untrained model only (whose\n"
      "tokens are the text's own words unless --tokenizer is given).\n",
-     "model untrained png backward label html threads d-model heads layers d-ff max-len activation norm pool pe "
+     "model untrained png backward label html html-max-mb threads d-model heads layers d-ff max-len activation norm pool pe "
      "tokenizer seed"},
     {"reproduce",
      "./train reproduce RUN [--out NEW]\n",

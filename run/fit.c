@@ -121,10 +121,11 @@ static void trainer_free(Trainer *t) {
 
 /* With --resume, before the data is read: the recorded data files must be
  * there and unchanged (a missing one is named, exit 2). */
-static int resume_check_data(const Trainer *t, char *err, size_t errlen) {
+static int resume_check_data(Trainer *t, char *err, size_t errlen) {
     RunRecord info;
     char why[1024];
     if (record_read(t->dir, 1, &info, err, errlen) != 0) return ERR_INPUT;
+    memcpy(t->run_id, info.run_id, sizeof t->run_id);
     int rc = record_check_data(&info, why, sizeof why);
     record_free(&info);
     return rc == EXIT_OK ? EXIT_OK : fail(err, errlen, rc, "cannot resume %s: %s", t->dir, why);
@@ -141,6 +142,16 @@ static int resume_state(Trainer *t, char *err, size_t errlen) {
                     "start it again without --resume", path);
     if ((rc = state_load(t->model, t->average, &t->progress, t->dir, t->o->epochs + 1, err, errlen)) != EXIT_OK)
         return rc;
+    /* another run's state (of the same shapes) would continue it here and rewrite this run's epochs */
+    if (strcmp(t->progress.run_id, t->run_id) != 0)
+        return fail(err, errlen, ERR_INPUT, "cannot resume %s: %s is not this run's: its run id is %s, and %s/run.json "
+                    "records %s (the id is a digest of the recorded options, seed included, and data files, so the "
+                    "state was saved by a run that differs in one of them); nothing was changed: put back this run's "
+                    "own state, or train again with --overwrite", t->dir, path,
+                    t->progress.run_id[0] ? t->progress.run_id : "missing", t->dir, t->run_id[0] ? t->run_id : "missing");
+    if (!t->run_id[0] && !t->o->quiet)
+        printf("note: %s/run.json was written before runs had an id, so the state cannot be checked to be this run's; "
+               "it is taken as it is\n", t->dir);
     if (t->progress.step_in_epoch >= t->steps_per_epoch)
         return fail(err, errlen, ERR_INPUT, "%s: step %d of an epoch of %d steps", path, t->progress.step_in_epoch,
                     t->steps_per_epoch);
@@ -225,9 +236,10 @@ static int find_piped(Trainer *t, const char *data_path, char *err, size_t errle
 }
 
 /* run.json for a new run; a note when a data file cannot be read again. */
-static int write_record(const Trainer *t, const char *data_path, int argc, char **argv, char *err, size_t errlen) {
+static int write_record(Trainer *t, const char *data_path, int argc, char **argv, char *err, size_t errlen) {
     DataFileInfo files[RECORD_MAX_FILES];
     int n = corpus_data_files(&t->corpus, t->o, files);
+    if (record_run_id(t->o, files, n, t->progress.run_id) != 0) return fail(err, errlen, ERR_RUNTIME, "out of memory");
     if (t->piped)
         printf("note: %s (the %s data) is a pipe, FIFO or device, not a file: this run cannot be resumed or "
                "reproduced, since neither can read the data again; save it to a file to keep both\n", t->piped,

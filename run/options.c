@@ -80,6 +80,9 @@ const OptionSpec OPTION_TABLE[] = {
     {"backward", OPT_FLAG, OFF(backward), "0", 0, 1, NULL, "trace: also walk the loss's gradient back to the embeddings", 0},
     {"label", OPT_STRING, OFF(label), "", 0, 0, NULL, "trace --backward: the label whose loss is differentiated (default: the predicted one)", 0},
     {"html", OPT_STRING, OFF(html_path), "", 0, 0, NULL, "trace: write the whole walk as one self-contained HTML page here", 0},
+    {"html-max-mb", OPT_INT, OFF(html_max_mb), "20", 1, 1e6, NULL,
+     "trace --html: the largest page written, in MB (10^6 bytes); the page grows with the square of the text's "
+     "length times layers x heads, and one estimated larger is refused, saying its size", 0},
 };
 const int OPTION_COUNT = (int)(sizeof OPTION_TABLE / sizeof OPTION_TABLE[0]);
 

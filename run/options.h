@@ -32,6 +32,7 @@ typedef struct {
     long long seed;
     /* output */
     int quiet, probs, untrained, backward;
+    int html_max_mb;             /* trace --html: the largest page written, in MB */
     /* predict and eval: --header, --strict; the columns of a file with a header row */
     int header, strict;
     const char *label_column, *text_column;

@@ -154,6 +154,22 @@ static void write_holder(int fd) {
     (void)ignored;
 }
 
+int rundir_check_idle(const char *dir, const char *doing, char *err, size_t errlen) {
+    char lock[4200];
+    rundir_path(lock, sizeof lock, dir, LOCK_NAME);
+    int fd = open(lock, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return EXIT_OK;   /* no lock file: no run holds the directory */
+    /* a shared lock, dropped at once, is refused only while a run holds its exclusive one */
+    int busy = flock(fd, LOCK_SH | LOCK_NB) != 0 && errno == EWOULDBLOCK;
+    char holder[512] = "";
+    if (busy) read_holder(fd, holder, sizeof holder);
+    close(fd);
+    if (!busy) return EXIT_OK;
+    return fail(err, errlen, ERR_INPUT, "%s is in use: a run is still writing it (%s holds %s/%s), so what it holds "
+                "is not yet what the run will record; wait for it to end, then %s", dir,
+                holder[0] ? holder : "another process", dir, LOCK_NAME, doing);
+}
+
 /* The first three markers present in dir, comma-separated into found (""
  * when none). */
 static void find_markers(const char *dir, const char *const *markers, char *found, size_t len) {

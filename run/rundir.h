@@ -76,6 +76,11 @@ int rundir_claim(RunDir *rd, const DistContext *dist, const char *dir, const Run
  * to the log saying where the run writes). */
 int rundir_claim_numbered(RunDir *rd, const DistContext *dist, const char *base, const RunDirPolicy *policy,
                           char *err, size_t errlen);
+/* For a command that reads a run (reproduce, diff, eval): ERR_INPUT while a
+ * live process holds dir's lock (a run still writing it), the message
+ * naming the holder from the lock and ending "then <doing>"; EXIT_OK
+ * otherwise. Creates nothing; the shared lock it tries is dropped at once. */
+int rundir_check_idle(const char *dir, const char *doing, char *err, size_t errlen);
 /* Ends the claim: empties and removes the lock file, unlocks, and removes
  * the directory if the claim made it and nothing was written there. */
 void rundir_release(RunDir *rd);

@@ -302,6 +302,19 @@ for bin in "$TRAIN" "$ASAN"; do
     if wait_for busy2/metrics.csv "^1," "$pid"; then
         expect "second run during training" 2 "busy2 is in use by another run \(pid $pid " data.tsv "${TINY[@]}" \
             --epochs 1 --out busy2
+        # reproduce, diff and eval of the run in use: refused naming it (reproduce reported a false DIFFERENT);
+        # the run is stopped (SIGSTOP, lock held) meanwhile so that it cannot end before they do
+        kill -STOP "$pid"
+        expect "reproduce of a run in use" 2 "^error: busy2 is in use: a run is still writing it \(pid $pid on host .* holds busy2/\.lock\).*then reproduce it" \
+            reproduce busy2 --threads 1 --quiet &&
+            refusal=$(first_line "in use" | cut -c 1-100) &&
+            verify "a refused reproduce wrote busy2/reproduce" [ ! -e busy2/reproduce ] &&
+            expect "diff with a run in use" 2 "^error: busy2 is in use: .*\(pid $pid .*then compare it" diff first busy2 &&
+            expect "eval of a run in use" 2 "^error: busy2 is in use: .*\(pid $pid .*then evaluate it" \
+                eval --threads 1 --model busy2/model.safetensors data.tsv &&
+            expect "diff of two idle runs" 0 "" diff first runs/data &&
+            pass "$name: reproduce, diff and eval of a run in training refused (exit 2) naming pid $pid: '$refusal...'"
+        kill -CONT "$pid"
         alive=1
         kill -0 "$pid" 2>/dev/null || alive=0
         wait "$pid"
