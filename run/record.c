@@ -233,7 +233,7 @@ int record_read(const char *dir, int resolve, RunRecord *info, char *err, size_t
     }
     const JsonValue *id = json_get(root, "run_id");
     if (rc == 0 && id && (id->type != JSON_STRING || strlen(id->string) != RECORD_ID_LEN)) {
-        snprintf(err, errlen, "%s: \"run_id\" is not a string of %d characters", path, RECORD_ID_LEN);
+        set_error(err, errlen, "%s: \"run_id\" is not a string of %d characters", path, RECORD_ID_LEN);
         rc = -1;
     } else if (rc == 0 && id) {
         memcpy(info->run_id, id->string, RECORD_ID_LEN + 1);
