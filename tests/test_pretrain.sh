@@ -29,6 +29,21 @@ cmp -s "$tmp/p1/model.safetensors" "$tmp/p3/model.safetensors" && [ "$(numbers "
 grep -v '^#' data/negation/train.tsv | head -n 300 > "$tmp/labelled.tsv"
 "$TRAIN" pretrain "$tmp/labelled.tsv" --out "$tmp/p4" "${TINY[@]}" --threads 1 > /dev/null 2>&1 \
     && pass "a TSV's labels are ignored" || fail "pretrain on a TSV"
+# the validation split ignores labels too: unique ids as labels split like the
+# bare texts (one seeded random split), so the model is byte for byte theirs
+awk '{ print "id" NR "\t" $0 }' "$tmp/texts.txt" > "$tmp/ids.tsv"
+"$TRAIN" pretrain "$tmp/ids.tsv" --out "$tmp/p6" "${TINY[@]}" --threads 1 > "$tmp/p6.log" 2>&1; rc=$?
+[ $rc -eq 0 ] && cmp -s "$tmp/p1/model.safetensors" "$tmp/p6/model.safetensors" \
+    && pass "pretrain on id<TAB>text with unique ids: split as the bare texts are (labels ignored)" \
+    || fail "pretrain on unique ids: exit $rc, $(tail -2 "$tmp/p6.log")"
+# --val takes the formats TEXTS takes: plain text reads as the same texts labelled
+grep -v '^#' data/negation/test.tsv | head -n 40 > "$tmp/val.tsv"
+cut -f2 "$tmp/val.tsv" > "$tmp/val.txt"
+"$TRAIN" pretrain "$tmp/texts.txt" --val "$tmp/val.txt" --out "$tmp/p7" "${TINY[@]}" --threads 1 > "$tmp/p7.log" 2>&1; rc=$?
+"$TRAIN" pretrain "$tmp/texts.txt" --val "$tmp/val.tsv" --out "$tmp/p8" "${TINY[@]}" --threads 1 > /dev/null 2>&1
+[ $rc -eq 0 ] && [ -s "$tmp/p7/metrics.csv" ] && [ "$(numbers "$tmp/p7/metrics.csv")" = "$(numbers "$tmp/p8/metrics.csv")" ] \
+    && pass "pretrain --val reads plain text, as TEXTS (the same numbers as the texts in a TSV)" \
+    || fail "pretrain --val plain text: exit $rc, $(tail -2 "$tmp/p7.log")"
 "$TRAIN" eval --model "$tmp/p1" "$tmp/labelled.tsv" > /dev/null 2> "$tmp/e.log"
 rc=$?
 [ $rc -eq 2 ] && grep -q "is a pretraining run (a masked-language model): it has no classes to evaluate; .*--init" "$tmp/e.log" \
