@@ -24,10 +24,12 @@ int final_report(Model *m, const DistContext *dist, const Corpus *c, const char 
                  int n_history, const FinalReportOptions *opt, double *val_acc, double *test_acc, char *err,
                  size_t errlen);
 
-/* The end of a pretraining run (SPEC 4b): the text chart and the last
- * epoch's masked-token numbers, printed unless quiet and in report.txt.
- * There are no classes, so no classification report or confusion.png. */
+/* The end of a pretraining run (SPEC 4b): the text chart and the masked-
+ * token numbers of the epoch whose weights the model holds, printed unless
+ * quiet and in report.txt; *acc and *loss get the held-out ones (the
+ * training texts' without a validation set; 0 without an epoch). There are
+ * no classes, so no classification report or confusion.png. */
 int final_report_mlm(const Corpus *c, const char *dir, const EpochRecord *history, int n_history,
-                     const FinalReportOptions *opt, char *err, size_t errlen);
+                     const FinalReportOptions *opt, double *acc, double *loss, char *err, size_t errlen);
 
 #endif

@@ -770,7 +770,7 @@ int fit(const DistContext *dist, const Options *o, const char *data_path, const 
     t.dist = dist;
     t.writer = dist->rank == 0;
     t.mlm = options_pretrain(o);
-    double val_acc = 0, test_acc = 0;
+    double val_acc = 0, test_acc = 0, val_loss = 0;
     int rc = prepare(&t, data_path, resume, argc, argv, err, errlen);
     /* a run stopped between its state and its history files gets them again */
     if (rc == EXIT_OK && resume && t.writer && t.progress.n_history > 0) rc = write_history_files(&t, err, errlen);
@@ -791,7 +791,8 @@ int fit(const DistContext *dist, const Options *o, const char *data_path, const 
                                      t.average_kept ? t.progress.n_history - t.progress.n_averaged + 1 : 0,
                                      t.progress.n_history, t.average_note};
             if (t.mlm && t.writer)
-                rc = final_report_mlm(&t.corpus, t.dir, t.progress.history, t.progress.n_history, &fo, err, errlen);
+                rc = final_report_mlm(&t.corpus, t.dir, t.progress.history, t.progress.n_history, &fo, &val_acc,
+                                      &val_loss, err, errlen);
             else if (!t.mlm)
                 rc = final_report(t.model, t.dist, &t.corpus, t.dir, t.progress.history, t.progress.n_history, &fo,
                                   &val_acc, &test_acc, err, errlen);
@@ -799,6 +800,8 @@ int fit(const DistContext *dist, const Options *o, const char *data_path, const 
     }
     if (summary) {
         summary->has_val = t.corpus.has_val;
+        summary->mlm = t.mlm;
+        summary->final_val_loss = val_loss;
         summary->n_epochs = t.progress.n_history;
         summary->history = t.progress.history;
         summary->final_val_acc = val_acc;

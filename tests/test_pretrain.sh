@@ -125,5 +125,15 @@ rc=$?
 row=$(awk -F, 'NR == 4 { printf "%8.4f %8.4f", $2, $3 }' "$tmp/p1/metrics.csv")
 [ $rc -eq 0 ] && grep -q '^0 options differ' "$tmp/d1.log" && grep -q "^    3 | $row" "$tmp/d1.log" \
     && pass "diff of two pretrain runs: options and masked-token traces" || fail "diff of pretrain runs: exit $rc, $(tail -3 "$tmp/d1.log")"
+# compare-pe --task pretrain: its summary gives masked-token accuracy and
+# perplexity, the held-out numbers each run's metrics.csv holds for its last epoch
+"$TRAIN" compare-pe "$tmp/texts.txt" --task pretrain "${TINY[@]}" --lr 0.01 --out "$tmp/cmp" > "$tmp/cmp.log" 2>&1; rc=$?
+last() { awk -F, -v c="$2" -v f="$3" 'END { printf f, $c }' "$tmp/cmp/pe-$1/metrics.csv"; }
+acc="$(last sinusoidal 6 %.4f) with sinusoidal PE, $(last none 6 %.4f) without"
+ppl="$(last sinusoidal 7 %.2f) with sinusoidal PE, $(last none 7 %.2f) without"
+[ $rc -eq 0 ] && grep -q "^final masked-token accuracy (held-out texts): $acc" "$tmp/cmp.log" \
+    && grep -q "^final masked-token perplexity (held-out texts): $ppl" "$tmp/cmp.log" \
+    && pass "compare-pe --task pretrain sums up masked-token accuracy ($acc) and perplexity from the runs" \
+    || fail "compare-pe --task pretrain: exit $rc, expected accuracy $acc, perplexity $ppl: $(grep -i "final\|error" "$tmp/cmp.log")"
 
 finish test_pretrain
