@@ -28,6 +28,7 @@ const CommandSpec COMMANDS[] = {
      "it --val-split holds out a seeded random share of TEXTS (not split by label).\n"
      "Learns the tokenizer from TEXTS, hides 15% of the tokens and trains the encoder to\n"
      "fill them in; the table shows the masked tokens' loss, accuracy and perplexity.\n"
+     "[UNK] (a word outside the vocabulary) is never masked, so it is in none of them.\n"
      "Then ./train DATA.tsv --init RUN fine-tunes a classifier from this encoder.\n",
      "@training -class-weights -pool -test"},
     {"eval",

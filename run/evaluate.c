@@ -79,6 +79,7 @@ int evaluate_mlm(Model *m, const EncodedDataset *d, long first, uint64_t seed, d
         float batch_loss = model_forward_mlm(m, masked, targets, nb, T, &eval);
         int M = model_mlm_count(m);
         loss_sum += (double)batch_loss * M;
+        /* no target is [UNK] (mlm_mask never selects it): an [UNK] guess is never counted right */
         for (int i = 0; i < M; i++) correct += model_mlm_predicted(m, i) == model_mlm_target(m, i);
         count += M;
     }

@@ -97,6 +97,7 @@ int final_report_mlm(const Corpus *c, const char *dir, const EpochRecord *histor
                     r->val_acc, exp(r->val_loss));
         *acc = c->has_val ? r->val_acc : r->train_acc;
         *loss = c->has_val ? r->val_loss : r->train_loss;
+        fputs("(no masked token is [UNK], a word outside the vocabulary: an [UNK] guess never scores)\n", out);
     }
     fprintf(out, "fine-tune a classifier from it: ./train DATA.tsv --init %s\n", dir);
     fclose(out);

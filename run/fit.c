@@ -379,6 +379,7 @@ static int micro_gradients_mlm(Trainer *t, int epoch, int s, const int *indices,
                           .rows = rows};
     stats[0] = model_forward_mlm(m, t->mlm_tokens, t->mlm_targets, n, T, &opt);
     int M = model_mlm_count(m);
+    /* masked-token accuracy: no target is [UNK] (mlm_mask never selects it), so none counts */
     for (int i = 0; i < M; i++) stats[1] += model_mlm_predicted(m, i) == model_mlm_target(m, i);
     stats[3] = M;
     model_backward(m);
