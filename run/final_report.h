@@ -16,7 +16,8 @@ typedef struct {
     const char *note;        /* a line shown before the weights line ("" or NULL: none) */
 } FinalReportOptions;
 
-/* Writes dir/report.txt and dir/confusion.png (and prints unless quiet);
+/* Writes dir/report.txt and dir/confusion.png (each cell coloured by its
+ * share of the true class, counts written in; and prints unless quiet);
  * *val_acc and *test_acc get the final accuracies (0 without that set).
  * MPI: every rank calls it and evaluates its share of the data; rank 0
  * alone prints and writes. Status as base/errors.h. */
