@@ -732,7 +732,9 @@ static int choose_average(Trainer *t, char *err, size_t errlen) {
 static int train_epochs(Trainer *t, char *err, size_t errlen) {
     const Options *o = t->o;
     TrainProgress *p = &t->progress;
-    t->bar.enabled = !o->quiet && isatty(STDOUT_FILENO);
+    /* under an MPI launcher stdout can be a pseudo-terminal the launcher copies into a redirected log (Open MPI
+     * does so), and it does not say where its own output goes: no bar there, the epoch rows alone */
+    t->bar.enabled = !o->quiet && !t->dist->mpi && isatty(STDOUT_FILENO);
     (t->mlm ? epoch_table_header_mlm : epoch_table_header)(stdout, t->corpus.has_val);
     for (int i = 0; i < p->n_history; i++)
         (t->mlm ? epoch_table_row_mlm : epoch_table_row)(stdout, &p->history[i], t->corpus.has_val, "(recorded)");
