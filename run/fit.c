@@ -79,7 +79,7 @@ static double now_seconds(void) {
 
 /* ------------------------------------------------------------ preparing */
 
-static int build_model(Trainer *t, char *err, size_t errlen) {
+static int build_model(Trainer *t, int resume, char *err, size_t errlen) {
     const Options *o = t->o;
     ModelConfig cfg;
     int n_classes = t->mlm ? 0 : t->corpus.labels.n;   /* 0: the MLM head */
@@ -94,7 +94,8 @@ static int build_model(Trainer *t, char *err, size_t errlen) {
     t->model = model_create(&cfg, t->micro_rows, err, errlen);
     if (!t->model) return ERR_RUNTIME;
     model_init(t->model, (uint64_t)o->seed);
-    if (o->init_dir && *o->init_dir) return init_load_encoder(t->model, o->init_dir, err, errlen);
+    if (o->init_dir && *o->init_dir)   /* a new run says what it took (stdout: rank 0's alone is shown) */
+        return init_load_encoder(t->model, o->init_dir, resume ? NULL : stdout, err, errlen);
     return EXIT_OK;
 }
 
@@ -302,7 +303,7 @@ static int prepare(Trainer *t, const char *data_path, int resume, int argc, char
         return rc;
     if ((rc = corpus_prepare(&t->corpus, t->o, t->dist, data_path, stdout, err, errlen)) != EXIT_OK) return rc;
     t->n_train = t->corpus.train.total;
-    if ((rc = build_model(t, err, errlen)) != EXIT_OK) return rc;
+    if ((rc = build_model(t, resume, err, errlen)) != EXIT_OK) return rc;
     t->steps_per_epoch = schedule_steps_per_epoch(t->n_train, t->o->batch_size);
     t->total_steps = (long)t->o->epochs * t->steps_per_epoch;
     t->warmup_steps = schedule_warmup_steps(t->o->warmup, t->total_steps);

@@ -51,6 +51,29 @@ rc=$?
 
 "$TRAIN" "$tmp/labelled.tsv" --init "$tmp/p1" --out "$tmp/c1" --epochs 1 --lr 0 --weight-decay 0 --quiet \
     > "$tmp/c1.log" 2>&1 || fail "--init: $(tail -2 "$tmp/c1.log")"
+# it says what it takes and drops: from a pretrain run its masked-LM head, from a
+# classifier's run (fine-tuning it again) its classifier head and classes (--seed 7: c1's head is
+# seed 42's untrained draw, which a fresh head of the default seed would equal)
+TAKES="this run takes its tokenizer and vocabulary ([0-9]* bpe tokens), embeddings and 1 encoder layer; it drops its"
+grep -q "^note: --init $tmp/p1 is a pretrain run: $TAKES masked-LM head; the head for this data's 2 classes starts fresh" \
+    "$tmp/c1.log" && pass "--init from a pretrain run says what it takes and drops" \
+    || fail "--init from a pretrain run: $(grep -- --init "$tmp/c1.log")"
+"$TRAIN" "$tmp/labelled.tsv" --init "$tmp/c1" --out "$tmp/c3" --pool cls --epochs 1 --lr 0 --weight-decay 0 --seed 7 --quiet \
+    > "$tmp/c3.log" 2>&1; rc=$?
+[ $rc -eq 0 ] && grep -q "^note: --init $tmp/c1 is a classifier's run: $TAKES classifier head (2 classes: neg, pos) and its mean pooling (--pool is this run's own); the head for" "$tmp/c3.log" \
+    && pass "--init from a classifier's run says it drops that run's head and pooling" \
+    || fail "--init from a classifier's run: exit $rc, $(cat "$tmp/c3.log")"
+if ! command -v python3 > /dev/null; then
+    skip "--init from a classifier's run: weights not compared (python3 reads the checkpoints; apt-get install python3)"
+elif python3 - "$tmp/c1/model.safetensors" "$tmp/c3/model.safetensors" <<'PY'
+import json, struct, sys
+def tensors(path):   # with lr 0: all but the head as the classifier's, the head drawn afresh
+    b = open(path, "rb").read(); n = struct.unpack("<Q", b[:8])[0]; h = json.loads(b[8:8 + n]); h.pop("__metadata__")
+    return {k: b[8 + n + v["data_offsets"][0]:8 + n + v["data_offsets"][1]] for k, v in h.items()}
+a, c = tensors(sys.argv[1]), tensors(sys.argv[2])
+sys.exit(0 if a.keys() == c.keys() and all(a[k] == c[k] for k in a if not k.startswith("head.")) and a["head.weight"] != c["head.weight"] else 1)
+PY
+then pass "--init from a classifier's run: its encoder copied exactly, its head not"; else fail "--init classifier weights"; fi
 "$TRAIN" "$tmp/labelled.tsv" --init "$tmp/p1" --d-model 32 --out "$tmp/c2" --quiet > "$tmp/c2.log" 2>&1
 rc=$?
 [ $rc -eq 2 ] && grep -q 'disagrees with --init' "$tmp/c2.log" && pass "--init with another --d-model is a usage error" \
