@@ -334,7 +334,8 @@ fi
 # Pretraining's validation split ignores labels (unique ids as labels) and is
 # the one process's: the same held-out texts, so the same held-out numbers.
 awk '{ print "id" NR "\t" $2 }' FS='\t' "$tmp/train.tsv" >"$tmp/ids.tsv"
-PRE=(pretrain "$tmp/ids.tsv" "${TINY[@]}" --vocab-size 200 --epochs 2 --threads 1)
+PRE=(pretrain "$tmp/ids.tsv" --d-model 16 --heads 2 --d-ff 32 --layers 1 --max-len 16 --vocab-size 200 --epochs 2
+     --threads 1)   # not --quiet: the first line says how many texts are held out
 "$TRAIN" "${PRE[@]}" --out "$tmp/pre-1" >"$tmp/pre-1.txt" 2>&1 || fail "pretrain on ids: one process: $(tail -2 "$tmp/pre-1.txt")"
 "${MPIRUN[@]}" -np 3 "$TRAIN" "${PRE[@]}" --out "$tmp/pre-3" >"$tmp/pre-3.txt" 2>&1 ||
     fail "pretrain on ids: 3 ranks: $(tail -2 "$tmp/pre-3.txt")"
