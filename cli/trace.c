@@ -445,8 +445,10 @@ static int write_heatmap(const Trace *tr, const char *name, const float *values,
     char path[4400], err[1024];
     snprintf(path, sizeof path, "%s/%s", tr->png_dir, name);
     int w = 0, h = 0;
-    PlotHeatmap map = {values, rows, cols, row_labels, col_labels, title, pe ? "position" : "query",
-                       pe ? "dimension" : "key", pe ? PLOT_MAP_DIVERGING : PLOT_MAP_SEQUENTIAL};
+    PlotHeatmap map = {.values = values, .rows = rows, .cols = cols, .row_labels = row_labels,
+                       .col_labels = col_labels, .title = title, .row_title = pe ? "position" : "query",
+                       .col_title = pe ? "dimension" : "key",
+                       .colormap = pe ? PLOT_MAP_DIVERGING : PLOT_MAP_SEQUENTIAL};
     if (plot_heatmap(path, &map, &w, &h, err, sizeof err) != 0) {
         fprintf(stderr, "error: %s\n", err);
         return EXIT_RUNTIME;

@@ -24,10 +24,12 @@ const CommandSpec COMMANDS[] = {
      "./train pretrain TEXTS [options]\n"
      "./train pretrain --resume RUN [--epochs N] [--patience N] [--stop-after N] [--threads N] [--quiet]\n",
      "Masked-language-model pretraining (BERT style) on TEXTS: a text file, one example a\n"
-     "line, or a TSV/CSV whose labels are ignored. Learns the tokenizer from TEXTS, hides\n"
-     "15% of the tokens and trains the encoder to fill them in; the table shows the masked\n"
-     "tokens' loss, accuracy and perplexity. Then ./train DATA.tsv --init RUN fine-tunes a\n"
-     "classifier from this encoder.\n",
+     "line, or a TSV/CSV whose labels are ignored. --val reads the same formats; without\n"
+     "it --val-split holds out a seeded random share of TEXTS (not split by label).\n"
+     "Learns the tokenizer from TEXTS, hides 15% of the tokens and trains the encoder to\n"
+     "fill them in; the table shows the masked tokens' loss, accuracy and perplexity.\n"
+     "[UNK] (a word outside the vocabulary) is never masked, so it is in none of them.\n"
+     "Then ./train DATA.tsv --init RUN fine-tunes a classifier from this encoder.\n",
      "@training -class-weights -pool -test"},
     {"eval",
      "./train eval --model RUN DATA.tsv\n",

@@ -64,6 +64,10 @@ typedef struct {
     const char *title;
     const char *row_title, *col_title; /* axis titles (left, bottom), NULL for none */
     PlotColormap colormap;    /* sequential: min..max; diverging: -m..m, m = max |value| */
+    const float *cell_numbers; /* written in the cells where they fit instead of values (NULL: values), e.g. the
+                                  counts behind shares; then also in grids of more than 12 a side */
+    const char *bar_title;    /* what the colour bar measures, written along it (NULL: nothing) */
+    int unit_scale;           /* 1: the sequential scale is 0..1 (shares), not the values' min..max */
 } PlotHeatmap;
 
 /* A labelled heatmap with a colour bar. Size is chosen from the grid and

@@ -42,7 +42,7 @@ static double now_seconds(void) {
 
 /* ------------------------------------------------------------ preparing */
 
-static int build_model(Trainer *t, char *err, size_t errlen) {
+static int build_model(Trainer *t, int resume, char *err, size_t errlen) {
     const Options *o = t->o;
     ModelConfig cfg;
     int n_classes = t->mlm ? 0 : t->corpus.labels.n;   /* 0: the MLM head */
@@ -57,7 +57,8 @@ static int build_model(Trainer *t, char *err, size_t errlen) {
     t->model = model_create(&cfg, t->micro_rows, err, errlen);
     if (!t->model) return ERR_RUNTIME;
     model_init(t->model, (uint64_t)o->seed);
-    if (o->init_dir && *o->init_dir) return init_load_encoder(t->model, o->init_dir, err, errlen);
+    if (o->init_dir && *o->init_dir)   /* a new run says what it took (stdout: rank 0's alone is shown) */
+        return init_load_encoder(t->model, o->init_dir, resume ? NULL : stdout, err, errlen);
     return EXIT_OK;
 }
 
@@ -277,7 +278,7 @@ static int prepare(Trainer *t, const char *data_path, int resume, int argc, char
         return rc;
     if ((rc = corpus_prepare(&t->corpus, t->o, t->dist, data_path, stdout, err, errlen)) != EXIT_OK) return rc;
     t->n_train = t->corpus.train.total;
-    if ((rc = build_model(t, err, errlen)) != EXIT_OK) return rc;
+    if ((rc = build_model(t, resume, err, errlen)) != EXIT_OK) return rc;
     t->steps_per_epoch = schedule_steps_per_epoch(t->n_train, t->o->batch_size);
     t->total_steps = (long)t->o->epochs * t->steps_per_epoch;
     t->warmup_steps = schedule_warmup_steps(t->o->warmup, t->total_steps);
@@ -550,7 +551,9 @@ static int choose_average(Trainer *t, char *err, size_t errlen) {
 static int train_epochs(Trainer *t, char *err, size_t errlen) {
     const Options *o = t->o;
     TrainProgress *p = &t->progress;
-    t->bar.enabled = !o->quiet && isatty(STDOUT_FILENO);
+    /* under an MPI launcher stdout can be a pseudo-terminal the launcher copies into a redirected log (Open MPI
+     * does so), and it does not say where its own output goes: no bar there, the epoch rows alone */
+    t->bar.enabled = !o->quiet && !t->dist->mpi && isatty(STDOUT_FILENO);
     (t->mlm ? epoch_table_header_mlm : epoch_table_header)(stdout, t->corpus.has_val);
     for (int i = 0; i < p->n_history; i++)
         (t->mlm ? epoch_table_row_mlm : epoch_table_row)(stdout, &p->history[i], t->corpus.has_val, "(recorded)");
@@ -589,7 +592,7 @@ int fit(const DistContext *dist, const Options *o, const char *data_path, const 
     t.dist = dist;
     t.writer = dist->rank == 0;
     t.mlm = options_pretrain(o);
-    double val_acc = 0, test_acc = 0;
+    double val_acc = 0, test_acc = 0, val_loss = 0;
     int rc = prepare(&t, data_path, resume, argc, argv, err, errlen);
     /* a run stopped between its state and its history files gets them again */
     if (rc == EXIT_OK && resume && t.writer && t.progress.n_history > 0) rc = write_history_files(&t, err, errlen);
@@ -609,7 +612,8 @@ int fit(const DistContext *dist, const Options *o, const char *data_path, const 
                                      t.average_kept ? t.progress.n_history - t.progress.n_averaged + 1 : 0,
                                      t.progress.n_history, t.average_note};
             if (t.mlm && t.writer)
-                rc = final_report_mlm(&t.corpus, t.dir, t.progress.history, t.progress.n_history, &fo, err, errlen);
+                rc = final_report_mlm(&t.corpus, t.dir, t.progress.history, t.progress.n_history, &fo, &val_acc,
+                                      &val_loss, err, errlen);
             else if (!t.mlm)
                 rc = final_report(t.model, t.dist, &t.corpus, t.dir, t.progress.history, t.progress.n_history, &fo,
                                   &val_acc, &test_acc, err, errlen);
@@ -617,6 +621,8 @@ int fit(const DistContext *dist, const Options *o, const char *data_path, const 
     }
     if (summary) {
         summary->has_val = t.corpus.has_val;
+        summary->mlm = t.mlm;
+        summary->final_val_loss = val_loss;
         summary->n_epochs = t.progress.n_history;
         summary->history = t.progress.history;
         summary->final_val_acc = val_acc;

@@ -68,7 +68,8 @@ const OptionSpec OPTION_TABLE[] = {
     {"probs", OPT_FLAG, OFF(probs), "0", 0, 1, NULL, "predict: also print every class probability", 0},
     {"png", OPT_STRING, OFF(png_dir), "", 0, 0, NULL, "trace: write attention and PE heatmaps here", 0},
     {"task", OPT_CHOICE, OFF(task), "classify", 0, 0, "classify|pretrain", "what the run trains; ./train pretrain TEXTS sets pretrain (masked tokens)", 1},
-    {"init", OPT_STRING, OFF(init_dir), "", 0, 0, NULL, "start from a pretrain run: its tokenizer, embeddings and encoder, a fresh head", 1},
+    {"init", OPT_STRING, OFF(init_dir), "", 0, 0, NULL, "start from a pretrain run (or a classifier's): its tokenizer, embeddings and encoder; its head is dropped, a "
+     "fresh one made", 1},
     {"untrained", OPT_FLAG, OFF(untrained), "0", 0, 1, NULL, "trace: use a freshly initialised model", 0},
     {"label-column", OPT_STRING, OFF(label_column), "label", 0, 0, NULL,
      "CSV/TSV with a header row: the label column, by name or 1-based number", 1},

@@ -202,8 +202,7 @@ static int lock_dir(RunDir *rd, const char *dir, int create, FILE *log, int *bus
         struct stat st;
         if (stat(dir, &st) != 0) {
             if (!create) return fail(err, errlen, ERR_INPUT, "%s: %s", dir, strerror(errno));
-            if (make_dirs(dir, err, errlen) != 0) return ERR_RUNTIME;
-            rd->created = 1;
+            if (make_dirs_made(dir, &rd->created, err, errlen) != 0) return ERR_RUNTIME;
         } else if (!S_ISDIR(st.st_mode)) {
             return fail(err, errlen, ERR_INPUT, "%s exists and is not a directory", dir);
         }
@@ -369,6 +368,6 @@ void rundir_release(RunDir *rd) {
         close(rd->lock_fd);   /* drops the flock */
         rd->lock_fd = -1;
     }
-    if (rd->created) rmdir(rd->path);   /* fails, as it should, once the run wrote anything */
+    remove_made_dirs(rd->path, rd->created);   /* stops, as it should, at the first the run wrote in */
     rd->created = 0;
 }
