@@ -19,6 +19,8 @@ shift
 bad=0
 said() { echo "ok: $page claim '$1': $2"; }
 false_claim() { echo "$page claim '$1' is false: $2"; bad=$((bad + 1)); }
+# NAME, what the page says, what the output gives, the fields: ok when the two are the same
+verdict() { if [ "$2" = "$3" ]; then said "$1" "$2 [$4]"; else false_claim "$1" "it says ($2); the output gives ($3) [$4]"; fi; }
 # a block's words on one line
 block_text() { awk -v name="$1" '$0 == "<!-- end:" name " -->" { p = 0 } p; $0 == "<!-- begin:" name " -->" { p = 1 }' "$page" | tr '\n' ' ' | sed 's/  */ /g'; }
 piece_awk='function piece(t) { if (index(t, "▁") == 1) return substr(t, length("▁") + 1); if (t ~ /^[_?]./) return substr(t, 2); return t }'
@@ -79,11 +81,7 @@ check_saliency() {
         END { printf "%s %+.2e %s %s %s %+.2e %s %+.2e\n", bt, bv, (bv > 0 ? "toward" : "away-from"), l, ut, up, dt, down }' "$dir/backward.txt")
     local want
     want=$(printf '%s %+.2e %s %s %s %+.2e %s %+.2e' "$tok" "$val" "${dir_word/ /-}" "$label" "$ut" "${uv:-0}" "$dt" "${dv:-0}")
-    if [ "$want" = "$got" ]; then
-        said saliency-note "largest |saliency| \`$tok\` ($val, $dir_word \`$label\`), most toward \`$ut\`, most away \`$dt\`"
-    else
-        false_claim saliency-note "it says ($want); the saliency list gives ($got) [largest, its value, direction, label, most toward, value, most away, value]"
-    fi
+    verdict saliency-note "$want" "$got" "largest |saliency|, its value, direction, label, most toward, value, most away, value"
 }
 
 check_live_check() {
@@ -104,11 +102,7 @@ check_live_check() {
             if (first == "" || d < first) first = d }
         END { o = 0; while (worst * 10 ^ (o + 1) <= tol) o++
             printf "%s %.1e %d %d %s", tol, worst, o, first + 1, p }' "$dir/backward.txt")
-    if [ "$want" = "$got" ]; then
-        said check-note "tolerance ${BASH_REMATCH[1]}, worst ${BASH_REMATCH[2]}, ${BASH_REMATCH[3]} orders inside, float32 differs from digit ${BASH_REMATCH[4]}, p ${BASH_REMATCH[5]}"
-    else
-        false_claim check-note "it says ($want); the check's output gives ($got) [tolerance, worst error, orders inside, first differing digit, p]"
-    fi
+    verdict check-note "$want" "$got" "tolerance, worst error, orders inside, first differing digit, p"
 }
 
 check_compare() {
@@ -137,8 +131,7 @@ check_demo_then() {
     [[ $text =~ $re ]] || { false_claim demo-then "cannot read the epochs and the test accuracy"; return; }
     got_e=$(grep -cE '^ +[0-9]+ \| ' "$dir/demo.shown")
     got_a=$(awk '/^test \(/ { t = 1 } t && $1 == "accuracy" { print $2; exit }' "$dir/demo.shown")
-    if [ "${BASH_REMATCH[1]} ${BASH_REMATCH[2]}" = "$got_e $got_a" ]; then said demo-then "$got_e epochs, test accuracy $got_a"
-    else false_claim demo-then "it says ${BASH_REMATCH[1]} epochs and test accuracy ${BASH_REMATCH[2]}; make demo printed $got_e and $got_a"; fi
+    verdict demo-then "${BASH_REMATCH[1]} ${BASH_REMATCH[2]}" "$got_e $got_a" "epochs, test accuracy"
 }
 
 check_bench() {
@@ -155,8 +148,7 @@ check_bench() {
             r = tp / fast; if (n++ == 0 || pk < pl) pl = pk; if (pk > ph) ph = pk
             if (n == 1 || r < rl) rl = r; if (r > rh) rh = r; tok[$1 " " $2] = tp }
         END { printf "%d %d %.2f %.2f %.2f %.2f", pl, ph, rl, rh, tok["small 2"] / tok["small 1"], tok["wide 2"] / tok["wide 1"] }' "$record")
-    if [ "$want" = "$got" ]; then said bench-note "peak $want (from $record)"
-    else false_claim bench-note "it says ($want); $record gives ($got) [peak low, high, ratio low, high, speed-up small, wide]"; fi
+    verdict bench-note "$want" "$got" "% of the peak low, high, ratio low, high, speed-up small, wide; from $record"
 }
 
 # the targets sentence: its numbers and verdicts in order, made again from the record's columns
@@ -175,8 +167,35 @@ check_targets() {
             t = int(100 * g[512] / g[64])
             printf "%.2fx 3x %s %d%% %d%% 75%% %s %s %.2fx %.2fx 1.8x %s %s %d%% 95%% %s", r["tiny 2"], v(r["tiny 2"] >= 3),
                 pk["small 2"], pk["wide 2"], v(pk["small 2"] >= 75), v(pk["wide 2"] >= 75), s1, s2, v(s1 >= 1.8), v(s2 >= 1.8), t, v(t >= 95) }' "$record")
-    if [ "$want" = "$got" ]; then said bench-targets "$got"
-    else false_claim bench-targets "it says ($want); $record gives ($got)"; fi
+    verdict bench-targets "$want" "$got" "the numbers and verdicts in order; from $record"
+}
+
+# the MPI sentences: their numbers in order, made again from docs/bench/mpi.txt's columns
+numbers() { block_text "$1" | grep -oE '[0-9]+(\.[0-9]+)?' | paste -sd' '; }
+check_mpi_memory() {
+    local record got
+    record=$(cat "$dir/mpi.path")
+    got=$(awk '/^run +peak/ { p = 1; next } p && /^$/ { exit }
+        p && /^1 process/ { one = $(NF - 1) }            # the data column is the one before "data x ranks"
+        p && / ranks / { n[++k] = $1; d[k] = $(NF - 1) }
+        END { printf "%s", one; for (i = 1; i <= k; i++) printf " %s %d 1 %d %.1f", d[i], n[i], n[i], one / n[i] }' "$record")
+    verdict mpi-memory-note "$(numbers mpi-memory-note)" "$got" "one process's data, then each rank count's data, ranks, 1/N, the exact share; from $record"
+}
+check_mpi_projection() {
+    local record got
+    record=$(cat "$dir/mpi.path")
+    got=$(awk '/^config +ranks +Gbit/ { for (i = 1; i <= NF; i++) c[$i] = i; p = 1; next } p && /^$/ { exit }
+        p { cfg = $(c["config"]); r = $(c["ranks"]); g = $(c["Gbit/s"]); comm = 100 * ($(c["bw_ms"]) + $(c["lat_ms"])) / $(c["step_ms"])
+            lat = 100 * $(c["lat_ms"]) / $(c["step_ms"]); pc = $(c["comm%"]) + 0
+            if (cfg == "small" && r <= 64) s64 = pc > s64 ? pc : s64
+            if (cfg == "small" && r == 512) { lo = (lo == "" || lat < lo) ? lat : lo; hi = lat > hi ? lat : hi }
+            if (cfg == "wide" && g == 10) { wl = (wl == "" || pc < wl) ? pc : wl; wh = pc > wh ? pc : wh }
+            if (cfg == "wide" && g == 100 && r <= 64) w64 = pc > w64 ? pc : w64
+            if (cfg == "wide" && g == 100 && r == 512) { w512 = pc; w512l = lat }
+            a4 = $(c["accum4"]) + 0; acc4 = a4 > acc4 ? a4 : acc4; k = $(c["K(10%)"]) + 0; km = k > km ? k : km }
+        END { printf "%d 64 512 %.0f", s64, lo; if (sprintf("%.0f", lo) != sprintf("%.0f", hi)) printf " %.0f", hi
+            printf " 10 %d %d 100 %d 64 %d 512 %.0f 4 %d %d 10 10", wl, wh, w64, w512, w512l, acc4, km }' "$record")
+    verdict mpi-projection-note "$(numbers mpi-projection-note)" "$got" "the sentence's numbers in order; from $record"
 }
 
 for page in "$@"; do
@@ -187,5 +206,7 @@ for page in "$@"; do
     grep -qx '<!-- begin:demo-then -->' "$page" && check_demo_then
     grep -qx '<!-- begin:bench-note -->' "$page" && check_bench
     grep -qx '<!-- begin:bench-targets -->' "$page" && check_targets
+    grep -qx '<!-- begin:mpi-memory-note -->' "$page" && check_mpi_memory
+    grep -qx '<!-- begin:mpi-projection-note -->' "$page" && check_mpi_projection
 done
 [ "$bad" -eq 0 ] || { echo "$bad claim(s) do not follow from the output: run 'make docs', or correct the sentence"; exit 1; }

@@ -44,7 +44,7 @@ export OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-passive}   # other work on the machine
 export LC_ALL=C.UTF-8                                 # bpe pieces shown as the terminal shows them (▁the)
 fresh=()
 if grep -q -- '--overwrite' <<<"$(./train --help)"; then fresh=(--overwrite); fi
-bench_record=$(ls docs/bench/*.txt | tail -1)
+bench_record=$(ls docs/bench/[0-9]*.txt | tail -1)   # the latest dated make bench record
 
 # Output as the pages show it: the check's temporary directory reads runs/.
 as_shown() { sed "s|$runs/|runs/|g"; }
@@ -212,6 +212,33 @@ awk '/^ +T +batch/ { p = 1; next } p && /^$/ { exit } p { g[$1] = $6 } END { r =
         printf "; and T = 512 made %d%% of the GFLOP/s of T = 64 (target 95%%: %s).\n", r, (r >= 95 ? "met" : "not met") }' \
     "$bench_record" >> "$work/targets.txt"
 wrap < "$work/targets.txt" > "$blocks/bench-targets"
+
+# ---- the MPI tables, from their record: memory per rank, the gradient sum, the projection to more machines
+mpi_record=docs/bench/mpi.txt
+record_table() { awk -v head="$1" '$0 ~ head { p = 1 } p && /^$/ { exit } p' "$mpi_record"; }
+record_table '^[0-9]+ lines .*peak RSS' | fence > "$blocks/mpi-memory"
+record_table '^ranks +floats' | fence > "$blocks/mpi-sum"
+record_table '^config +ranks +Gbit' | fence > "$blocks/mpi-projection"
+record_table '^run +peak' | awk '$1 == "1" && $2 == "process" { one = $(NF - 1) }
+    $2 == "ranks" { n[++k] = $1; d[k] = $(NF - 1) }
+    END { printf "Of one process'"'"'s %s MB of data, the largest rank held", one
+        for (i = 1; i <= k; i++) printf "%s %s MB at %d ranks (an exact 1/%d: %.1f)", (i == 1 ? "" : (i == k ? " and" : ",")), d[i], n[i], n[i], one / n[i]
+        print "." }' | wrap > "$blocks/mpi-memory-note"
+record_table '^config +ranks +Gbit' | awk 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
+    { pc = $(c["comm%"]) + 0; lat = int(100 * $(c["lat_ms"]) / $(c["step_ms"]) + 0.5); a4 = $(c["accum4"]) + 0; k = $(c["K(10%)"]) + 0
+      if (a4 > acc4) acc4 = a4; if (k > kmax) kmax = k
+      if ($1 == "small" && $2 <= 64 && pc > s64) s64 = pc
+      if ($1 == "small" && $2 == 512) { if (sl == "" || lat < sl) sl = lat; if (lat > sh) sh = lat }
+      if ($1 == "wide" && $3 == 10) { if (wl == "" || pc < wl) wl = pc; if (pc > wh) wh = pc }
+      if ($1 == "wide" && $3 == 100 && $2 <= 64 && pc > w64) w64 = pc
+      if ($1 == "wide" && $3 == 100 && $2 == 512) { w512 = pc; w512l = lat } }
+    function span(lo, hi) { return lo == hi ? lo "%" : lo "-" hi "%" }
+    END { printf "small communicates at most %d%% of the step up to 64 ranks on either link, and at 512 ranks\n", s64
+        printf "latency alone makes %s of it. Wide on 10 Gbit/s spends %s of the step communicating;\n", span(sl, sh), span(wl, wh)
+        printf "on 100 Gbit/s at most %d%% up to 64 ranks, and %d%% at 512 ranks, of which latency %d%%.\n", w64, w512, w512l
+        printf "K = 4 brings every case of the table to %d%% or less, and K = %d (the largest K(10%%)) to 10%% or less.\n", acc4, kmax }' \
+    | wrap > "$blocks/mpi-projection-note"
+echo "$mpi_record" > "$work/mpi.path"
 
 # ---- the seconds column is noise; everything else must match
 mask() { awk -F'|' -v OFS='|' '/^ +[0-9]+ \|/ && NF >= 8 { $7 = " S " } /^ +[0-9]+ \|/ && NF == 6 { $4 = " S " } 1'; }

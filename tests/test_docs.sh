@@ -41,9 +41,13 @@ else
 fi
 grep -q "^no page checked has the block" "$tmp/check.txt" && fail "a block scripts/docs.sh makes is on no page"
 grep -q "^docs/images/.* differs" "$tmp/check.txt" && fail "docs/images no longer match: run 'make docs'"
+# every claim block scripts/check-claims.sh knows, on every page that has one, must have been checked
+kinds=$(grep -oE "begin:[a-z-]+ -->' \"\\$page\" && check" scripts/check-claims.sh | sed 's/begin://; s/ -->.*//')
+expected=0
+for k in $kinds; do expected=$((expected + $(cat "${pages[@]}" | grep -cx "<!-- begin:$k -->"))); done
 claims=$(grep -cE "^ok: ($real) claim " "$tmp/check.txt")
-[ "$claims" -ge 7 ] && pass "every claim of the pages follows from the output ($claims claims)" \
-    || fail "only $claims claims were checked on the real pages (7 expected)"
+[ "$expected" -ge 9 ] && [ "$claims" -eq "$expected" ] && pass "every claim of the pages follows from the output ($claims claims)" \
+    || fail "$claims claims of the pages hold, of $expected claim blocks (at least 9 expected)"
 grep -q "^$tmp/drifted.md block 'demo-trace' differs" "$tmp/check.txt" \
     && pass "a changed attention weight in the trace excerpt is caught" || fail "the planted drift was not caught"
 grep -q "^$tmp/seconds.md " "$tmp/check.txt" && fail "a change in the Seconds column alone failed the check" \
@@ -57,19 +61,22 @@ done
 grep -q "^$tmp/wrong-saliency.md claim 'saliency-note' is false" "$tmp/check.txt" \
     && pass "a planted claim naming the wrong largest saliency is refused" || fail "the planted saliency claim passed"
 
-# counts the README quotes from the tests: each must be the one in the test's source
-quoted() { grep -oE "$1" README.md | grep -oE '[0-9]+' | head -1; }
-check_count() {  # what, the count README.md says, the count in the source
-    if [ -n "$2" ] && [ "$2" = "$3" ]; then pass "README.md's $1: $2, as in the test's source"
-    else fail "README.md says ${2:-nothing} for $1; the test's source has ${3:-nothing}"; fi
+# counts README.md and docs/TESTING.md quote from the tests: each must be the one in the test's source
+check_count() {  # what the count is of (the words after it on the page), the count in the source
+    local page said
+    for page in README.md docs/TESTING.md; do
+        said=$(tr '\n' ' ' < "$page" | tr -s ' ' | grep -oE "[0-9]+ $1" | grep -oE '^[0-9]+' | sort -u | paste -sd' ')
+        [ -n "$said" ] || continue
+        [ "$said" = "$2" ] && pass "$page: $said ${1//\\/}, as in the test's source" \
+            || fail "$page says '$said $1'; the test's source has ${2:-nothing}"
+    done
 }
-check_count "random matrix-product shapes" "$(quoted '[0-9]+ random shapes')" \
-    "$(grep -oE 'CHECK_QUICK"\) \? [0-9]+ : [0-9]+' tests/test_matmul.c | grep -oE '[0-9]+$')"
-check_count "safetensors bit flips" "$(quoted '[0-9]+ bit flips')" \
-    "$(grep -oE 'test_bit_flips\(dir, quick \? [0-9]+ : [0-9]+\)' tests/test_safetensors.c | grep -oE '[0-9]+\)$' | tr -d ')')"
-check_count "SIGKILLs" "$(quoted '[0-9]+ SIGKILLs')" \
-    "$(grep -oE 'for i in \$\(seq 1 [0-9]+\)' tests/test_resume.sh | tail -1 | grep -oE '[0-9]+\)$' | tr -d ')')"
-check_count "extra [PAD] positions" "$(quoted '[0-9]+ extra `\[PAD\]`')" \
-    "$(grep -oE 'EXTRA = [0-9]+' tests/test_model.c | grep -oE '[0-9]+')"
+array_entries() { awk -v start="$1" 'index($0, start) { p = 1; next } p && /^};/ { exit } p && /^    \{ ?"/ { n++ } END { print n + 0 }' "$2"; }
+check_count "random shapes" "$(grep -oE 'CHECK_QUICK"\) \? [0-9]+ : [0-9]+' tests/test_matmul.c | grep -oE '[0-9]+$')"
+check_count "bit flips" "$(grep -oE 'test_bit_flips\(dir, quick \? [0-9]+ : [0-9]+\)' tests/test_safetensors.c | grep -oE '[0-9]+\)$' | tr -d ')')"
+check_count "SIGKILLs" "$(grep -oE 'for i in \$\(seq 1 [0-9]+\)' tests/test_resume.sh | tail -1 | grep -oE '[0-9]+\)$' | tr -d ')')"
+check_count 'extra `\[PAD\]`' "$(grep -oE 'EXTRA = [0-9]+' tests/test_model.c | grep -oE '[0-9]+')"
+check_count "hostile headers" "$(array_entries 'hostile_cases[] = {' tests/test_safetensors.c)"
+check_count "refusal cases" "$(array_entries 'REFUSALS[] = {' tests/test_data.c)"
 
 finish test_docs
