@@ -42,7 +42,7 @@ fi
 grep -q "^no page checked has the block" "$tmp/check.txt" && fail "a block scripts/docs.sh makes is on no page"
 grep -q "^docs/images/.* differs" "$tmp/check.txt" && fail "docs/images no longer match: run 'make docs'"
 # every claim block scripts/check-claims.sh knows, on every page that has one, must have been checked
-kinds=$(grep -oE "begin:[a-z-]+ -->' \"\\$page\" && check" scripts/check-claims.sh | sed 's/begin://; s/ -->.*//')
+kinds=$(sed -n "s/.*grep -qx '<!-- begin:\([a-z-]*\) -->' .* && check_.*/\1/p" scripts/check-claims.sh)
 expected=0
 for k in $kinds; do expected=$((expected + $(cat "${pages[@]}" | grep -cx "<!-- begin:$k -->"))); done
 claims=$(grep -cE "^ok: ($real) claim " "$tmp/check.txt")
