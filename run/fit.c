@@ -26,6 +26,7 @@
 #include "run/evaluate.h"
 #include "run/final_report.h"
 #include "run/init.h"
+#include "run/probes.h"
 #include "run/record.h"
 #include "run/rundir.h"
 #include "run/saved_model.h"
@@ -69,6 +70,7 @@ typedef struct {
     ProgressBar bar;
     ObservationContext observe;   /* what the table's observation needs besides the history */
     double *class_stats;      /* (3, C): each class's val precision, val recall, share of the measured set */
+    ProbeSet *probes;         /* rank 0: the texts recorded each epoch (run/probes.h), or NULL */
 } Trainer;
 
 static double now_seconds(void) {
@@ -134,6 +136,7 @@ static int allocate_buffers(Trainer *t) {
 }
 
 static void trainer_free(Trainer *t) {
+    probes_free(t->probes);
     free(t->class_stats);
     corpus_free(&t->corpus);
     model_free(t->model);
@@ -638,6 +641,7 @@ static int finish_epoch(Trainer *t, int epoch, double epoch_seconds, int *stop, 
         model_average_update(t->model, t->average, t->progress.n_averaged);
         t->progress.n_averaged++;
     }
+    if ((rc = probes_record(t->probes, t->model, epoch, err, errlen)) != EXIT_OK) return rc;
     if (t->writer && (rc = write_epoch_files(t, epoch, improved, err, errlen)) != EXIT_OK) return rc;
     *stop = o->patience > 0 && t->corpus.has_val && p->bad_epochs >= o->patience;
     return EXIT_OK;
@@ -735,9 +739,11 @@ static int train_epochs(Trainer *t, char *err, size_t errlen) {
     (t->mlm ? epoch_table_header_mlm : epoch_table_header)(stdout, t->corpus.has_val);
     for (int i = 0; i < p->n_history; i++)
         (t->mlm ? epoch_table_row_mlm : epoch_table_row)(stdout, &p->history[i], t->corpus.has_val, "(recorded)");
+    int rc = p->epochs_done || p->step_in_epoch ? EXIT_OK : probes_record(t->probes, t->model, 0, err, errlen);
+    if (rc != EXIT_OK) return rc;
     for (int epoch = p->epochs_done + 1; epoch <= o->epochs; epoch++) {
         double start = now_seconds() - p->seconds;
-        int rc = run_epoch(t, epoch, err, errlen);
+        rc = run_epoch(t, epoch, err, errlen);
         if (rc != EXIT_OK) return rc;
         int stop = 0;
         if ((rc = finish_epoch(t, epoch, now_seconds() - start, &stop, err, errlen)) != EXIT_OK) return rc;
@@ -785,7 +791,10 @@ int fit(const DistContext *dist, const Options *o, const char *data_path, const 
             printf("%d epochs of %s are done, %s --epochs %d; nothing to train (raise --epochs to continue)\n",
                    t.progress.epochs_done, out_dir, t.progress.epochs_done > o->epochs ? "more than" : "all of",
                    o->epochs);
-        rc = train_epochs(&t, err, errlen);
+        if (t.writer)   /* rank 0 alone records probes */
+            rc = probes_open(&t.probes, o, &t.corpus, t.model, out_dir, resume, t.progress.epochs_done, stdout, err,
+                             errlen);
+        if (rc == EXIT_OK) rc = train_epochs(&t, err, errlen);
         if (rc == EXIT_OK && !t.paused) {   /* MPI: every rank evaluates its share, rank 0 alone reports */
             FinalReportOptions fo = {t.progress.best_epoch, t.best_params != NULL, o->quiet,
                                      t.average_kept ? t.progress.n_history - t.progress.n_averaged + 1 : 0,

@@ -79,7 +79,13 @@ const OptionSpec OPTION_TABLE[] = {
      "predict/eval: an input truncated, empty or invalid is an error", 0},
     {"backward", OPT_FLAG, OFF(backward), "0", 0, 1, NULL, "trace: also walk the loss's gradient back to the embeddings", 0},
     {"label", OPT_STRING, OFF(label), "", 0, 0, NULL, "trace --backward: the label whose loss is differentiated (default: the predicted one)", 0},
-    {"html", OPT_STRING, OFF(html_path), "", 0, 0, NULL, "trace: write the whole walk as one self-contained HTML page here", 0},
+    {"html", OPT_STRING, OFF(html_path), "", 0, 0, NULL, "trace, film: write the page here (film: default RUN/film.html)", 0},
+    {"probe", OPT_STRING, OFF(probe_texts), "", 0, 0, NULL,
+     "a text whose prediction, attention and saliency are recorded every epoch into RUN/probes.jsonl "
+     "(repeatable; default: up to 4 validation examples, one per class)", 0},
+    {"probe-file", OPT_STRING, OFF(probe_file), "", 0, 0, NULL,
+     "probe texts, one a line, or label<TAB>text lines (then the loss for the label is recorded too)", 0},
+    {"no-probes", OPT_FLAG, OFF(no_probes), "0", 0, 1, NULL, "record no probes (see --probe)", 0},
 };
 const int OPTION_COUNT = (int)(sizeof OPTION_TABLE / sizeof OPTION_TABLE[0]);
 
@@ -160,6 +166,23 @@ int options_set(Options *o, const OptionSpec *s, const char *value, char *err, s
         }
         /* fall through */
     case OPT_STRING: {
+        char *old = *(char **)field(o, s);
+        if (s->offset == OFF(probe_texts) && strchr(value, '\n')) {
+            snprintf(err, errlen, "--probe: a probe text is one line (several texts: --probe once for each)");
+            return -1;
+        }
+        if (s->offset == OFF(probe_texts) && old && *old) {   /* --probe again: one more text, a line of its own */
+            size_t n = strlen(old);
+            char *joined = realloc(old, n + strlen(value) + 2);
+            if (!joined) {
+                snprintf(err, errlen, "out of memory");
+                return -1;
+            }
+            joined[n] = '\n';
+            strcpy(joined + n + 1, value);
+            *(char **)field(o, s) = joined;
+            return 0;
+        }
         char *copy = strdup(value);
         if (!copy) {
             snprintf(err, errlen, "out of memory");
@@ -409,7 +432,8 @@ void options_help_line(FILE *out, const OptionSpec *s) {
     const char *meta = s->kind == OPT_FLAG ? "" : s->kind == OPT_CHOICE ? s->choices
                      : s->kind == OPT_STRING ? "PATH" : s->kind == OPT_DOUBLE ? "X" : "N";
     if (strstr(s->name, "-column")) meta = "NAME|N";
-    if (strcmp(s->name, "label") == 0) meta = "LABEL";   /* the one string that is not a path */
+    if (strcmp(s->name, "label") == 0) meta = "LABEL";   /* the strings that are not paths */
+    if (strcmp(s->name, "probe") == 0) meta = "TEXT";
     snprintf(left, sizeof left, "--%s %s", s->name, meta);
     const char *def = s->default_value;
     if (s->kind == OPT_FLAG) def = "off";
