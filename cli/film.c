@@ -4,14 +4,16 @@
  * PNG strip of one head's attention at each epoch. Reads only the lines of
  * probes.jsonl that are whole, so it works while the run still trains.
  *
- * The moments, per probe, at an epoch e >= 1 compared with e - 1:
- *   - the predicted label changes;
- *   - a head's focus (the key with the largest attention averaged over the
- *     queries) takes at least FOCUS_SHARE of that average weight, where at
- *     e - 1 that key did not ("for every query" when it is every query's
- *     largest weight);
+ * The moments, per probe, at an epoch e >= 1:
+ *   - the predicted label differs from epoch e - 1's;
+ *   - a head settles: from e to the last epoch its focus (the key with the
+ *     largest attention averaged over the queries) is one key holding at
+ *     least FOCUS_SHARE of that average weight, and at e - 1 it was not
+ *     ("every query" when that key is every query's largest weight);
  *   - the most salient token (largest |gradient x input|) becomes the one
  *     it is at the last epoch and stays it from then on.
+ * Only changes that last to the end are named, so a head that flickers
+ * around the threshold is not a moment every time it crosses.
  * Each moment's line ends with the validation accuracy from e - 1 to e. */
 
 #include <math.h>
@@ -249,27 +251,49 @@ static void print_table(const Film *f, int p) {
     }
 }
 
+/* The first epoch from which head hl of probe p keeps the focus it ends
+ * with, holding at least FOCUS_SHARE: 0 when it always did, -1 when it ends
+ * without one. */
+static int head_settles(const Film *f, int p, int hl) {
+    const Frame *end = frame(f, f->n_epochs - 1, p);
+    if (end->share[hl] < FOCUS_SHARE) return -1;
+    int e = f->n_epochs - 1;
+    while (e > 0 && frame(f, e - 1, p)->focus[hl] == end->focus[hl] && frame(f, e - 1, p)->share[hl] >= FOCUS_SHARE)
+        e--;
+    return e;
+}
+
 /* The moments of probe p (the rule is at the top of this file). */
 static void print_moments(const Film *f, int p) {
-    int lines = 0, extra = 0, LH = f->L * f->H, settled = f->n_epochs - 1;
-    while (settled > 0 && frame(f, settled - 1, p)->salient == frame(f, f->n_epochs - 1, p)->salient) settled--;
+    int lines = 0, extra = 0, LH = f->L * f->H, salient = f->n_epochs - 1;
+    while (salient > 0 && frame(f, salient - 1, p)->salient == frame(f, f->n_epochs - 1, p)->salient) salient--;
+    int *settles = malloc(sizeof(int) * LH);
+    if (!settles) return;
+    for (int hl = 0; hl < LH; hl++) settles[hl] = head_settles(f, p, hl);
     for (int e = 1; e < f->n_epochs; e++) {
         const Frame *now = frame(f, e, p), *was = frame(f, e - 1, p);
-        char text[1024] = "";
+        char text[2048] = "";
         size_t used = 0;
 #define SAY(...) used += (size_t)snprintf(text + used, used < sizeof text ? sizeof text - used : 0, __VA_ARGS__)
         if (now->predicted != was->predicted)
-            SAY("%sthe prediction turns %s -> %s", used ? "; " : "", f->labels->items[was->predicted].string,
+            SAY("the prediction turns %s -> %s", f->labels->items[was->predicted].string,
                 f->labels->items[now->predicted].string);
+        /* the heads that settle here, grouped by the key they settle on */
         for (int hl = 0; hl < LH; hl++) {
-            int moved = now->share[hl] >= FOCUS_SHARE && !(was->focus[hl] == now->focus[hl] && was->share[hl] >= FOCUS_SHARE);
-            if (!moved) continue;
-            SAY("%shead %d.%d moves its weight to `%s` ", used ? "; " : "", hl / f->H + 1, hl % f->H + 1,
-                token(f, p, now->focus[hl]));
-            if (now->every[hl]) SAY("for every query");
-            else SAY("(%.0f%% of it on average)", 100.0 * now->share[hl]);
+            if (settles[hl] != e) continue;
+            int key = now->focus[hl], n = 0;
+            for (int other = hl; other < LH; other++) n += settles[other] == e && now->focus[other] == key;
+            SAY("%s%s ", used ? "; " : "", n > 1 ? "heads" : "head");
+            for (int other = hl, k = 0; other < LH; other++) {
+                if (settles[other] != e || now->focus[other] != key) continue;
+                SAY("%s%d.%d", k++ ? ", " : "", other / f->H + 1, other % f->H + 1);
+                if (now->every[other]) SAY(" (every query)");
+                else SAY(" (%.0f%%)", 100.0 * now->share[other]);
+                if (other != hl) settles[other] = -1;   /* said */
+            }
+            SAY(" move%s %s weight to `%s`", n > 1 ? "" : "s", n > 1 ? "their" : "its", token(f, p, key));
         }
-        if (e == settled && settled > 0)
+        if (e == salient)
             SAY("%sthe most salient token becomes `%s` (%+.2e)", used ? "; " : "", token(f, p, now->salient),
                 now->salient_value);
 #undef SAY
@@ -286,6 +310,7 @@ static void print_moments(const Film *f, int p) {
         printf("\n");
         lines++;
     }
+    free(settles);
     if (extra) printf("  ... and %d more epoch%s with moments (see the page)\n", extra, extra == 1 ? "" : "s");
     if (lines == 0) printf("  no moments: the prediction, the heads' focus and the most salient token hold still\n");
 }

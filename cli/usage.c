@@ -73,10 +73,10 @@ const CommandSpec COMMANDS[] = {
      "a table (predicted label, p(true label), each head's focus: the key with the most\n"
      "attention averaged over the queries, of the last layer when there are more than 8\n"
      "heads; the most salient token) and the moments that matter: an epoch where the\n"
-     "prediction changes, where a head puts at least half its average weight on a key it\n"
-     "did not before (\"for every query\" when that key is every query's top one), and\n"
-     "the epoch from which the most salient token is the one it ends as; each with the\n"
-     "validation accuracy before and after. Writes RUN/film.html (or --html FILE), one\n"
+     "prediction changes, the epoch from which a head keeps at least half its average\n"
+     "weight on the key it ends on (\"every query\" when that key is every query's top\n"
+     "one), and the epoch from which the most salient token is the one it ends as; each\n"
+     "with the validation accuracy before and after. Writes RUN/film.html (or --html FILE), one\n"
      "self-contained page with a slider over the epochs, and RUN/film.png, the head that\n"
      "ends most focused at every epoch. Works while the run trains (the epochs so far).\n",
      "html"},
