@@ -278,11 +278,18 @@ static void keep_input_grad(void *ctx, GradStage stage, int layer, const float *
         memcpy(p->input_grad, grad, sizeof(float) * (size_t)p->scratch->seq_len * p->scratch->cfg.d_model);
 }
 
+/* x as a JSON array; format NULL: as trace prints attention (%.4f), its
+ * trailing zeros dropped (the record's bulk: about 7 bytes a weight). */
 static int put_floats(JsonBuf *b, const float *x, int n, const char *format) {
     int bad = jsonbuf_puts(b, "[");
     for (int i = 0; i < n; i++) {
-        bad |= jsonbuf_puts(b, i ? ", " : "");
-        bad |= jsonbuf_printf(b, format, (double)x[i]);
+        char v[32];
+        snprintf(v, sizeof v, format ? format : "%.4f", (double)x[i]);
+        size_t len = strlen(v);
+        while (!format && len > 1 && v[len - 1] == '0') v[--len] = '\0';
+        if (!format && v[len - 1] == '.') v[--len] = '\0';
+        bad |= jsonbuf_puts(b, i ? "," : "");
+        bad |= jsonbuf_puts(b, v);
     }
     return bad | jsonbuf_puts(b, "]");
 }
@@ -318,11 +325,11 @@ static int record_probe(ProbeSet *p, const Probe *q, JsonBuf *b) {
     bad |= jsonbuf_puts(b, ", \"attention\": [");
     for (int l = 0; l < L; l++) {
         const float *a = model_attention_probs(m, l);
-        bad |= jsonbuf_puts(b, l ? ", [" : "[");
+        bad |= jsonbuf_puts(b, l ? ",[" : "[");
         for (int h = 0; h < H; h++)
             for (int r = 0; r < T; r++) {
-                bad |= jsonbuf_puts(b, r ? ", " : h ? "], [" : "[");
-                bad |= put_floats(b, a + ((size_t)h * T + r) * T, T, "%.5g");
+                bad |= jsonbuf_puts(b, r ? "," : h ? "],[" : "[");
+                bad |= put_floats(b, a + ((size_t)h * T + r) * T, T, NULL);
             }
         bad |= jsonbuf_puts(b, "]]");
     }

@@ -10,7 +10,8 @@
  * then one line per recorded epoch (0: the untrained model)
  *   {"epoch": E, "probes": [{"predicted", "probs": [C], "loss" (null without
  *    a label), "saliency_label", "saliency": [T], "norms": [L],
- *    "attention": [L][H][T queries][T keys]}]} */
+ *    "attention": [L][H][T queries][T keys]}]}: the attention as trace prints
+ * it (4 decimals, trailing zeros dropped), the other numbers to 7 digits. */
 #ifndef RUN_PROBES_H
 #define RUN_PROBES_H
 

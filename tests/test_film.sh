@@ -43,10 +43,10 @@ cmp -s "$tmp/p1/probes.jsonl" "$tmp/p1b/probes.jsonl" \
 cmp -s "$tmp/r/probes.jsonl" "$tmp/p1/probes.jsonl" \
     && pass "stopped after epoch 2 and resumed: the record equals the uninterrupted run's, byte for byte" \
     || { cat "$tmp/r.log"; fail "the resumed run's record differs from the uninterrupted one"; }
-# a record one epoch ahead of the state (the state write lost) and a torn line: resume drops both and
-# records that epoch again
+# a record one epoch ahead of the state (the state write lost; its numbers made wrong here, so keeping it
+# shows) and a torn line: resume drops both and records that epoch again
 ./train "${data[@]}" --threads 1 --stop-after 2 --out "$tmp/r2" >/dev/null 2>&1
-sed -n 5p "$tmp/p1/probes.jsonl" >>"$tmp/r2/probes.jsonl"
+sed -n 5p "$tmp/p1/probes.jsonl" | sed 's/"loss": [-0-9.e]*/"loss": 12345/g' >>"$tmp/r2/probes.jsonl"
 printf '{"epoch": 4, "probes": [{"predi' >>"$tmp/r2/probes.jsonl"
 ./train --resume "$tmp/r2" --quiet >/dev/null 2>&1
 cmp -s "$tmp/r2/probes.jsonl" "$tmp/p1/probes.jsonl" \
@@ -85,7 +85,7 @@ for line in open(sys.argv[2]):
     if m and layer is not None:
         q = int(m.group(1))
         for k, shown in enumerate(m.group(2).split()):
-            if abs(float(shown) - attn[layer][h][q][k]) > 1.0001e-4:
+            if float(shown) != attn[layer][h][q][k]:   # both %.4f of the same float
                 sys.exit("layer %d head %d q%d k%d: trace %s, record %r" % (layer + 1, h + 1, q, k, shown, attn[layer][h][q][k]))
         rows += 1
 T = len(head["probes"][2]["tokens"])
