@@ -315,10 +315,16 @@ static int prepare(Trainer *t, const char *data_path, int resume, int argc, char
     if (t->dist->size > 1 && !(t->reducer = dist_reducer_create(t->dist, t->model->n_params, err, errlen)))
         return ERR_RUNTIME;
     if (t->writer) rundir_remove_temporaries(t->dir);
+    /* the probes (rank 0 alone records them), a new run's checked before its directory is touched */
     if (resume) {
         rc = resume_state(t, err, errlen);
+        if (rc == EXIT_OK && t->writer)
+            rc = probes_open(&t->probes, t->o, &t->corpus, t->model, t->dir, 1, t->progress.epochs_done, stdout, err,
+                             errlen);
         return rc == EXIT_OK ? check_ranks_agree(t, err, errlen) : rc;
     }
+    if (t->writer && (rc = probes_open(&t->probes, t->o, &t->corpus, t->model, t->dir, 0, 0, stdout, err, errlen)))
+        return rc;
     if (t->writer) {
         if (make_dirs(t->dir, err, errlen) != 0) return ERR_RUNTIME;
         /* a new run: what an earlier run (replaced with --overwrite) left goes now the data has been read */
@@ -791,10 +797,7 @@ int fit(const DistContext *dist, const Options *o, const char *data_path, const 
             printf("%d epochs of %s are done, %s --epochs %d; nothing to train (raise --epochs to continue)\n",
                    t.progress.epochs_done, out_dir, t.progress.epochs_done > o->epochs ? "more than" : "all of",
                    o->epochs);
-        if (t.writer)   /* rank 0 alone records probes */
-            rc = probes_open(&t.probes, o, &t.corpus, t.model, out_dir, resume, t.progress.epochs_done, stdout, err,
-                             errlen);
-        if (rc == EXIT_OK) rc = train_epochs(&t, err, errlen);
+        rc = train_epochs(&t, err, errlen);
         if (rc == EXIT_OK && !t.paused) {   /* MPI: every rank evaluates its share, rank 0 alone reports */
             FinalReportOptions fo = {t.progress.best_epoch, t.best_params != NULL, o->quiet,
                                      t.average_kept ? t.progress.n_history - t.progress.n_averaged + 1 : 0,

@@ -452,6 +452,8 @@ void options_help(FILE *out) {
             "  ./train compare-pe DATA.tsv [options]      train with and without positional encoding\n"
             "  ./train reproduce RUN [--out NEW]          re-run a recorded run, diff the trace\n"
             "  ./train diff    RUN_A RUN_B                two runs' configs and traces side by side\n"
+            "  ./train film    RUN [--html FILE]          the probes a run recorded, epoch by epoch: tables,\n"
+            "                                             the moments that matter, a page and a picture\n"
             "  ./train pretrain TEXTS [options]           masked-token pretraining on unlabelled texts; then\n"
             "                                             ./train DATA.tsv --init RUN fine-tunes a classifier\n"
             "  ./train CMD --help                         that command's options (or: ./train help CMD)\n"
@@ -460,7 +462,7 @@ void options_help(FILE *out) {
             "\n"
             "DATA is UTF-8 TSV (label<TAB>text per line) or CSV with label and text columns.\n"
             "A run directory holds model.safetensors, state.safetensors, metrics.csv, curves.png,\n"
-            "confusion.png, report.txt and run.json.\n\noptions (default in brackets):\n");
+            "confusion.png, report.txt, run.json and probes.jsonl.\n\noptions (default in brackets):\n");
     for (int i = 0; i < OPTION_COUNT; i++) options_help_line(out, &OPTION_TABLE[i]);
     fprintf(out, "  %-34s %s\n  %-34s %s\n", "--help", "usage and options (of a command: ./train CMD --help)",
             "--version", "the program's version and whether it has MPI");

@@ -30,6 +30,7 @@ struct ProbeSet {
     Probe items[PROBES_MAX];
     int n;
     int last_epoch;   /* the last epoch recorded, -1 before any */
+    int header_due;   /* a new run: the header goes first, with the first record */
     Model *scratch;   /* the trained weights are copied here: its gradients and activations are the probes' own */
     float *input_grad;/* (max_len, d): the embedding sum's gradient */
     float *values;    /* (max_len + n_layers): a probe's saliency or norms */
@@ -95,7 +96,11 @@ static int given_probes(ProbeSet *p, const Options *o, const Corpus *c, char *er
     }
     if (rc != EXIT_OK || !o->probe_file || !*o->probe_file) return rc;
     TextDataset d;
-    if ((rc = dataset_read_texts(o->probe_file, &d, err, errlen)) != EXIT_OK) return rc;
+    if ((rc = dataset_read_texts(o->probe_file, &d, err, errlen)) != EXIT_OK) {
+        char why[1024];
+        snprintf(why, sizeof why, "%s", err);
+        return fail(err, errlen, rc, "--probe-file: %s", why);
+    }
     for (int i = 0; i < d.n && rc == EXIT_OK; i++) {
         const Example *e = &d.examples[i];
         int label = strcmp(e->label, TEXTS_LABEL) == 0 ? -1 : labels_index(&c->labels, e->label);
@@ -154,14 +159,14 @@ static int append_line(const char *path, const JsonBuf *b, char *err, size_t err
     return ok ? EXIT_OK : fail(err, errlen, ERR_RUNTIME, "%s: cannot append a record: %s", path, strerror(saved));
 }
 
-static int write_header(const ProbeSet *p, const Model *m, char *err, size_t errlen) {
+static int write_header(const ProbeSet *p, const ModelConfig *m, char *err, size_t errlen) {
     JsonBuf b = {0};
     int bad = jsonbuf_printf(&b, "{\"format\": \"%s\", \"labels\": [", PROBES_FORMAT);
     for (int k = 0; k < p->labels->n; k++) {
         bad |= jsonbuf_puts(&b, k ? ", " : "");
         bad |= jsonbuf_string(&b, p->labels->names[k]);
     }
-    bad |= jsonbuf_printf(&b, "], \"layers\": %d, \"heads\": %d, \"probes\": [", m->cfg.n_layers, m->cfg.n_heads);
+    bad |= jsonbuf_printf(&b, "], \"layers\": %d, \"heads\": %d, \"probes\": [", m->n_layers, m->n_heads);
     for (int i = 0; i < p->n; i++) {
         const Probe *q = &p->items[i];
         bad |= jsonbuf_puts(&b, i ? ", {\"text\": " : "{\"text\": ");
@@ -245,7 +250,7 @@ int probes_open(ProbeSet **out, const Options *o, const Corpus *c, const Model *
     } else {
         int given = (o->probe_texts && *o->probe_texts) || (o->probe_file && *o->probe_file);
         rc = given ? given_probes(p, o, c, err, errlen) : picked_probes(p, o, c, err, errlen);
-        if (rc == EXIT_OK && p->n > 0) rc = write_header(p, m, err, errlen);
+        p->header_due = 1;   /* the run directory is made, and an earlier run's files removed, after this */
         if (rc == EXIT_OK && p->n > 0 && log && !o->quiet) {
             fprintf(log, "probes: %d recorded every epoch into %s%s:\n", p->n, p->path,
                     given ? "" : " (one validation example per class, chosen by --seed; --probe TEXT chooses)");
@@ -346,6 +351,8 @@ static int record_probe(ProbeSet *p, const Probe *q, JsonBuf *b) {
 
 int probes_record(ProbeSet *p, const Model *trained, int epoch, char *err, size_t errlen) {
     if (!p || epoch <= p->last_epoch) return EXIT_OK;
+    if (p->header_due && write_header(p, &trained->cfg, err, errlen) != EXIT_OK) return ERR_RUNTIME;
+    p->header_due = 0;
     memcpy(p->scratch->params, trained->params, sizeof(float) * trained->n_params);
     JsonBuf b = {0};
     int bad = jsonbuf_printf(&b, "{\"epoch\": %d, \"probes\": [", epoch);

@@ -31,9 +31,11 @@ typedef struct ProbeSet ProbeSet;
 /* The probes of a run into *out (NULL when it records none: --no-probes,
  * pretraining, or a resumed run that has no record). A new run takes
  * --probe and --probe-file, or picks validation examples (the training set
- * without one) by a rule keyed by --seed alone, says on log which, and
- * writes the header; a resumed run continues RUN/probes.jsonl, keeping the
- * epochs up to epochs_done. Status as base/errors.h. */
+ * without one) by a rule keyed by --seed alone and says on log which
+ * (refusing bad input before the run writes anything; the header is
+ * written with the first record); a resumed run continues
+ * RUN/probes.jsonl, keeping the epochs up to epochs_done. Status as
+ * base/errors.h. */
 int probes_open(ProbeSet **out, const Options *o, const Corpus *c, const Model *m, const char *dir, int resume,
                 int epochs_done, FILE *log, char *err, size_t errlen);
 /* Records every probe with trained's weights as epoch's line (nothing when

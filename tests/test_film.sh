@@ -133,6 +133,12 @@ rc=$?
 rc=$?
 [ "$rc" -eq 2 ] && grep -q 'not a page film wrote' "$tmp/err.txt" && grep -q 'good , bad' "$tmp/probes.tsv" \
     && pass "film --html over another file: refused, the file kept" || fail "film --html over a data file: exit $rc"
+printf 'maybe\tsome text\n' >"$tmp/badprobe.tsv"
+./train "${data[@]}" --probe-file "$tmp/badprobe.tsv" --out "$tmp/bad" >/dev/null 2>"$tmp/err.txt"
+rc=$?
+[ "$rc" -eq 2 ] && grep -q -- "--probe-file $tmp/badprobe.tsv:1: label 'maybe' is not one of the run's 2 classes" "$tmp/err.txt" \
+    && [ ! -e "$tmp/bad" ] && pass "a --probe-file label the run lacks: exit 2 naming file and line, before the run directory is made" \
+    || fail "bad --probe-file label: exit $rc, $(cat "$tmp/err.txt")"
 ./train pretrain data/negation/train.tsv --probe x --epochs 1 --out "$tmp/pre" >/dev/null 2>"$tmp/err.txt"
 rc=$?
 [ "$rc" -eq 2 ] && grep -q -- '--probe cannot act in pretrain' "$tmp/err.txt" \
