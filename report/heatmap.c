@@ -384,6 +384,66 @@ int plot_heatmap_png(const char *path, const float *values, int rows, int cols, 
     return plot_heatmap(path, &map, width_out, height_out, err, errlen);
 }
 
+/* ---- a strip of heatmaps ---- */
+
+#define STRIP_PER_ROW 6   /* panels a row of the strip holds */
+
+int plot_heatmap_strip(const char *path, const PlotStrip *strip, char *err, size_t errlen) {
+    int n = strip->n_panels, rows = strip->rows, cols = strip->cols;
+    if (n < 1 || rows < 1 || cols < 1 || rows > 4096 || cols > 4096 || n > 100000) {
+        set_error(err, errlen, "%s: a strip of %d heatmaps of %dx%d cells cannot be drawn", path, n, rows, cols);
+        return -1;
+    }
+    size_t panel = (size_t)rows * cols;
+    PlotHeatmap all = {.values = strip->values, .rows = n * rows, .cols = cols, .colormap = PLOT_MAP_SEQUENTIAL};
+    HeatLayout h = {.map = &all};
+    value_range(&h);   /* one colour scale for every panel */
+    int longer = rows > cols ? rows : cols;
+    int cell = 240 / longer < 4 ? 4 : 240 / longer > 28 ? 28 : 240 / longer;
+    h.grid_w = cols * cell, h.grid_h = rows * cell;
+    h.row_px = h.col_px = label_px(cell);
+    h.row_every = h.col_every = label_every(cell, line_height(h.row_px) + 2);
+    h.col_vertical = 1;
+    char buf[128];
+    for (int r = 0; r < rows; r++) {
+        axis_label(strip->labels, r, buf, sizeof buf);
+        int w = text_width(buf, h.row_px);
+        if (w > h.label_w) h.label_w = w;
+    }
+    h.col_label_h = h.label_w;
+    int per_row = n < STRIP_PER_ROW ? n : STRIP_PER_ROW, n_rows = (n + per_row - 1) / per_row;
+    int line = line_height(LABEL_PX), title_line = line_height(TITLE_PX);
+    int panel_w = h.label_w + 6 + h.grid_w + 16, panel_h = line + 6 + h.grid_h + 6 + h.col_label_h + 14;
+    int bar_h = h.grid_h > 120 ? h.grid_h : 120;
+    int width = 12 + per_row * panel_w + colorbar_width(&h, bar_h), top = 10 + title_line + 12;
+    int height = top + n_rows * panel_h + 8;
+    const char *title = strip->title ? strip->title : "";
+    if (text_width(title, TITLE_PX) + 24 > width) width = text_width(title, TITLE_PX) + 24;
+    Canvas canvas;
+    if (canvas_init(&canvas, width, height) != 0) {
+        set_error(err, errlen, "%s: out of memory for a %dx%d image", path, width, height);
+        return -1;
+    }
+    draw_text(&canvas, (width - text_width(title, TITLE_PX)) / 2, 10, title, TITLE_PX, COLOR_TEXT, 0);
+    for (int i = 0; i < n; i++) {
+        PlotHeatmap one = {.values = strip->values + i * panel, .rows = rows, .cols = cols,
+                           .row_labels = strip->labels, .col_labels = strip->labels, .colormap = PLOT_MAP_SEQUENTIAL};
+        HeatLayout p = h;
+        p.map = &one;
+        int gx = 12 + (i % per_row) * panel_w + h.label_w + 6, gy = top + (i / per_row) * panel_h + line + 6;
+        const char *name = strip->panel_titles ? strip->panel_titles[i] : "";
+        draw_text(&canvas, gx + (h.grid_w - text_width(name, LABEL_PX)) / 2, gy - line - 4, name, LABEL_PX,
+                  COLOR_TEXT, 0);
+        draw_heat_cells(&canvas, &p, gx, gy);
+        canvas_outline_rect(&canvas, gx - 1, gy - 1, gx + h.grid_w + 1, gy + h.grid_h + 1, COLOR_AXIS);
+        draw_heat_labels(&canvas, &p, gx, gy);
+    }
+    draw_colorbar(&canvas, &h, 12 + per_row * panel_w + 8, top + line + 6, bar_h);
+    int rc = canvas_write_png(&canvas, path, err, errlen);
+    canvas_free(&canvas);
+    return rc;
+}
+
 /* ---- the terminal heatmap ---- */
 
 /* A terminal label as given (UTF-8; the caller makes it what the terminal

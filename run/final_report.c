@@ -73,7 +73,8 @@ int final_report(Model *m, const DistContext *dist, const Corpus *c, const char 
         rundir_path(path, sizeof path, dir, "report.txt");
         if (atomic_write(path, text, text_len, err, errlen) != 0) rc = ERR_RUNTIME;
         if (!opt->quiet) printf("\nwrote %s/{model.safetensors,state.safetensors,metrics.csv,curves.png,confusion.png,"
-                                "%sreport.txt,run.json}\n", dir, c->has_test ? "confusion_test.png," : "");
+                                "%sreport.txt,run.json%s}\n", dir, c->has_test ? "confusion_test.png," : "",
+                                rundir_holds(dir, "probes.jsonl") ? ",probes.jsonl" : "");
     }
     free(text);
     return rc;

@@ -25,6 +25,7 @@
 #include "run/evaluate.h"
 #include "run/final_report.h"
 #include "run/init.h"
+#include "run/probes.h"
 #include "run/record.h"
 #include "run/rundir.h"
 #include "run/saved_model.h"
@@ -98,6 +99,7 @@ static int allocate_buffers(Trainer *t) {
 }
 
 static void trainer_free(Trainer *t) {
+    probes_free(t->probes);
     free(t->class_stats);
     corpus_free(&t->corpus);
     model_free(t->model);
@@ -288,10 +290,16 @@ static int prepare(Trainer *t, const char *data_path, int resume, int argc, char
     if (t->dist->size > 1 && !(t->reducer = dist_reducer_create(t->dist, t->model->n_params, err, errlen)))
         return ERR_RUNTIME;
     if (t->writer) rundir_remove_temporaries(t->dir);
+    /* the probes (rank 0 alone records them), a new run's checked before its directory is touched */
     if (resume) {
         rc = resume_state(t, err, errlen);
+        if (rc == EXIT_OK && t->writer)
+            rc = probes_open(&t->probes, t->o, &t->corpus, t->model, t->dir, 1, t->progress.epochs_done, stdout, err,
+                             errlen);
         return rc == EXIT_OK ? check_ranks_agree(t, err, errlen) : rc;
     }
+    if (t->writer && (rc = probes_open(&t->probes, t->o, &t->corpus, t->model, t->dir, 0, 0, stdout, err, errlen)))
+        return rc;
     if (t->writer) {
         if (make_dirs(t->dir, err, errlen) != 0) return ERR_RUNTIME;
         /* a new run: what an earlier run (replaced with --overwrite) left goes now the data has been read */
@@ -458,6 +466,7 @@ static int finish_epoch(Trainer *t, int epoch, double epoch_seconds, int *stop, 
         model_average_update(t->model, t->average, t->progress.n_averaged);
         t->progress.n_averaged++;
     }
+    if ((rc = probes_record(t->probes, t->model, epoch, err, errlen)) != EXIT_OK) return rc;
     if (t->writer && (rc = write_epoch_files(t, epoch, improved, err, errlen)) != EXIT_OK) return rc;
     *stop = o->patience > 0 && t->corpus.has_val && p->bad_epochs >= o->patience;
     return EXIT_OK;
@@ -557,9 +566,11 @@ static int train_epochs(Trainer *t, char *err, size_t errlen) {
     (t->mlm ? epoch_table_header_mlm : epoch_table_header)(stdout, t->corpus.has_val);
     for (int i = 0; i < p->n_history; i++)
         (t->mlm ? epoch_table_row_mlm : epoch_table_row)(stdout, &p->history[i], t->corpus.has_val, "(recorded)");
+    int rc = p->epochs_done || p->step_in_epoch ? EXIT_OK : probes_record(t->probes, t->model, 0, err, errlen);
+    if (rc != EXIT_OK) return rc;
     for (int epoch = p->epochs_done + 1; epoch <= o->epochs; epoch++) {
         double start = now_seconds() - p->seconds;
-        int rc = run_epoch(t, epoch, err, errlen);
+        rc = run_epoch(t, epoch, err, errlen);
         if (rc != EXIT_OK) return rc;
         int stop = 0;
         if ((rc = finish_epoch(t, epoch, now_seconds() - start, &stop, err, errlen)) != EXIT_OK) return rc;

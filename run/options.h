@@ -37,6 +37,8 @@ typedef struct {
     int header, strict;
     const char *label_column, *text_column;
     int overwrite;         /* train into a directory that holds a run, replacing it */
+    const char *probe_texts, *probe_file;   /* --probe (repeatable: the texts joined by newlines), --probe-file */
+    int no_probes;         /* --no-probes: record none */
     /* positional arguments (data file, texts, run directories) */
     char **args;
     int n_args;

@@ -23,7 +23,8 @@
  * metrics.csv or report.txt is someone's work. The first three are the run
  * itself, named first in a refusal; they are removed last. */
 static const char *const OUTPUTS[] = {"run.json", "model.safetensors", "state.safetensors", "metrics.csv",
-                                      "report.txt", "curves.png", "confusion.png", "confusion_test.png", NULL};
+                                      "report.txt", "curves.png", "confusion.png", "confusion_test.png",
+                                      "probes.jsonl", "film.html", "film.png", NULL};
 enum { N_OUTPUTS = sizeof OUTPUTS / sizeof *OUTPUTS - 1 };
 
 void rundir_path(char *buf, size_t len, const char *dir, const char *name) {

@@ -8,6 +8,7 @@
 #include "run/corpus.h"
 #include "run/dist.h"
 #include "run/options.h"
+#include "run/probes.h"
 #include "run/record.h"
 #include "run/state.h"
 #include "text/bpe_dropout.h"
@@ -49,6 +50,7 @@ typedef struct {
     ProgressBar bar;
     ObservationContext observe;   /* what the table's observation needs besides the history */
     double *class_stats;      /* (3, C): each class's val precision, val recall, share of the measured set */
+    ProbeSet *probes;         /* rank 0: the texts recorded each epoch (run/probes.h), or NULL */
 } Trainer;
 _Static_assert(sizeof ((TrainProgress *)0)->run_id == RECORD_ID_LEN + 1, "a state holds a run id of run.json's length");
 
