@@ -5,7 +5,7 @@
 #   make test       unit tests, CLI tests, sanitizer build, PyTorch cross-check
 #   make demo       train the default demo, trace one review through it, predict two
 #   make build/train-ref  ./train on the plain layers of nn/reference.c, to step through (docs/READING.md)
-#   make docs       regenerate README.md's excerpts and docs/images from real runs
+#   make docs       regenerate the excerpts and claims of README.md and docs/*.md, and docs/images, from real runs
 #   make bench      speed against PyTorch and the machine's matmul peak
 #   make data       build the real datasets from Debian packages
 #   make check-data long runs on the real data (CI runs it)

@@ -181,6 +181,7 @@ static int run_command(const DistContext *dist, int argc, char **argv) {
         else if (strcmp(command, "trace") == 0) rc = command_trace(&o, argc, argv);
         else if (strcmp(command, "reproduce") == 0) rc = command_reproduce(&o, argc, argv);
         else if (strcmp(command, "diff") == 0) rc = command_diff(&o);
+        else if (strcmp(command, "film") == 0) rc = command_film(&o, argc, argv);
         else rc = command_compare_pe(&o, argc, argv);
     }
     options_free(&o);

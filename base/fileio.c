@@ -191,7 +191,7 @@ unsigned char *read_file(const char *path, size_t *len, char *err, size_t errlen
     return NULL;
 }
 
-/* Creates dir unless it already exists as a directory. */
+/* Creates dir unless it already exists as a directory: 1 made, 0 there, -1 failed. */
 static int make_one_dir(const char *dir, const char *full, char *err, size_t errlen)
 {
     struct stat st;
@@ -200,14 +200,28 @@ static int make_one_dir(const char *dir, const char *full, char *err, size_t err
         set_error(err, errlen, "%s: cannot create directory: %s exists and is not a directory", full, dir);
         return -1;
     }
-    if (mkdir(dir, 0777) == 0) return 0;
+    if (mkdir(dir, 0777) == 0) return 1;
     if (errno == EEXIST && stat(dir, &st) == 0 && S_ISDIR(st.st_mode)) return 0;   /* lost a race */
     set_error(err, errlen, "%s: cannot create directory %s: %s", full, dir, strerror(errno));
     return -1;
 }
 
-int make_dirs(const char *path, char *err, size_t errlen)
+void remove_made_dirs(const char *path, size_t made)
 {
+    char *dir = made ? strdup(path) : NULL;
+    if (!dir) return;
+    size_t len = strlen(dir);
+    while (len >= made && rmdir(dir) == 0) {   /* the deepest first; one not empty ends it */
+        while (len > 0 && dir[len - 1] == '/') dir[--len] = '\0';
+        while (len > 0 && dir[len - 1] != '/') dir[--len] = '\0';
+        while (len > 1 && dir[len - 1] == '/') dir[--len] = '\0';
+    }
+    free(dir);
+}
+
+int make_dirs_made(const char *path, size_t *made, char *err, size_t errlen)
+{
+    *made = 0;
     if (!path || !*path) {
         set_error(err, errlen, "make_dirs: empty directory name");
         return -1;
@@ -219,15 +233,29 @@ int make_dirs(const char *path, char *err, size_t errlen)
     }
     /* Visit each prefix ending before a '/', then the whole path. */
     int rc = 0;
-    for (size_t i = 1; prefix[i] && rc == 0; i++) {
-        if (prefix[i] != '/' || prefix[i - 1] == '/') continue;
+    size_t deepest = 0, n = strlen(prefix);
+    for (size_t i = 1; i <= n && rc >= 0; i++) {
+        if (i < n && (prefix[i] != '/' || prefix[i - 1] == '/')) continue;
+        char kept = prefix[i];
         prefix[i] = '\0';
         rc = make_one_dir(prefix, path, err, errlen);
-        prefix[i] = '/';
+        if (rc == 1 && !*made) *made = i;
+        if (rc == 1) deepest = i;
+        prefix[i] = kept;
     }
-    if (rc == 0) rc = make_one_dir(prefix, path, err, errlen);
+    if (rc < 0 && deepest) {   /* a failure deeper down: what was made on the way goes again */
+        prefix[deepest] = '\0';
+        remove_made_dirs(prefix, *made);
+        *made = 0;
+    }
     free(prefix);
-    return rc;
+    return rc < 0 ? -1 : 0;
+}
+
+int make_dirs(const char *path, char *err, size_t errlen)
+{
+    size_t made;
+    return make_dirs_made(path, &made, err, errlen);
 }
 
 int fileio_is_descriptor(const char *path) {

@@ -13,8 +13,16 @@ int atomic_write(const char *path, const void *data, size_t len, char *err, size
 /* Reads a whole regular file (refuses directories) into a malloc'd buffer with
  * a NUL appended (not counted in *len). Returns NULL with "path: reason". */
 unsigned char *read_file(const char *path, size_t *len, char *err, size_t errlen);
-/* mkdir -p. Returns 0, or -1 with a message. */
+/* mkdir -p. Returns 0, or -1 with a message (and the directories it made
+ * on the way removed again). */
 int make_dirs(const char *path, char *err, size_t errlen);
+/* make_dirs, and *made = the length of path's prefix naming the outermost
+ * directory it made (0: none), for remove_made_dirs. */
+int make_dirs_made(const char *path, size_t *made, char *err, size_t errlen);
+/* Removes path, then each parent up to the prefix of length made (from
+ * make_dirs_made), while they are empty: what make_dirs_made made, once
+ * nothing was written there. Nothing when made is 0. */
+void remove_made_dirs(const char *path, size_t made);
 
 /* 1 when path names one of this process's descriptors (/dev/fd/N,
  * /dev/stdin, /proc/.../fd/N: what bash's <(...) gives): in a later

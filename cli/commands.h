@@ -19,6 +19,8 @@ int command_trace(const Options *o, int argc, char **argv);
 int command_reproduce(const Options *o, int argc, char **argv);
 int command_diff(const Options *o);
 int command_compare_pe(const Options *o, int argc, char **argv);
+/* ./train film RUN: the probes' record as tables, moments, a page and a strip (cli/film.c). */
+int command_film(const Options *o, int argc, char **argv);
 
 /* A pretraining model's guesses for the [MASK] tokens of tokens (B,T) (eval
  * mode): for each row, for each [MASK] in it, the CLI_MASK_TOP most likely

@@ -1,5 +1,6 @@
 /* compare_pe.c: `./train compare-pe DATA`: the same run with sinusoidal
  * positional encoding and without, traces and curves side by side. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,8 +49,18 @@ int command_compare_pe(const Options *o, int argc, char **argv) {
         printf("\n");
         traces_print(stdout, "--pe sinusoidal", summary[0].history, summary[0].n_epochs, "--pe none",
                      summary[1].history, summary[1].n_epochs, summary[0].has_val, 0);
-        printf("\nfinal validation accuracy: %.4f with sinusoidal PE, %.4f without (difference %+.4f)\n",
-               summary[0].final_val_acc, summary[1].final_val_acc, summary[0].final_val_acc - summary[1].final_val_acc);
+        const FitSummary *a = &summary[0], *b = &summary[1];
+        if (a->mlm) {   /* pretraining: what report.txt gives, of the held-out (else training) texts */
+            const char *set = a->has_val ? "held-out" : "training";
+            printf("\nfinal masked-token accuracy (%s texts): %.4f with sinusoidal PE, %.4f without (difference "
+                   "%+.4f)\n", set, a->final_val_acc, b->final_val_acc, a->final_val_acc - b->final_val_acc);
+            printf("final masked-token perplexity (%s texts): %.2f with sinusoidal PE, %.2f without (difference "
+                   "%+.2f)\n", set, exp(a->final_val_loss), exp(b->final_val_loss),
+                   exp(a->final_val_loss) - exp(b->final_val_loss));
+        } else {
+            printf("\nfinal validation accuracy: %.4f with sinusoidal PE, %.4f without (difference %+.4f)\n",
+                   a->final_val_acc, b->final_val_acc, a->final_val_acc - b->final_val_acc);
+        }
         if (o->test_path && *o->test_path)
             printf("final test accuracy:       %.4f with sinusoidal PE, %.4f without (difference %+.4f)\n",
                    summary[0].final_test_acc, summary[1].final_test_acc,

@@ -6,12 +6,18 @@
 #include "cli/commands.h"
 #include "run/corpus.h"
 #include "run/evaluate.h"
+#include "run/rundir.h"
 #include "run/saved_model.h"
 
 int command_eval(const Options *o, int argc, char **argv) {
     if (!o->model_dir || !*o->model_dir) return cli_missing_model(o, "eval", "", "DATA.tsv", argc, argv);
     if (o->n_args != 1) return cli_usage_error("eval needs exactly one data file");
-    char err[1024];
+    char err[1024], run[4096];
+    /* a run still training replaces its model each epoch: the report would be of no one model the run keeps */
+    saved_model_file(o->model_dir, run, sizeof run);
+    char *slash = strrchr(run, '/');
+    if (slash) *slash = '\0';
+    if (rundir_check_idle(slash ? run : ".", "evaluate it", err, sizeof err) != EXIT_OK) return cli_report(EXIT_USAGE, err);
     SavedModel saved;
     int rc = saved_model_load(o->model_dir, CLI_BATCH, &saved, err, sizeof err);
     if (rc != EXIT_OK) return cli_report(rc, err);

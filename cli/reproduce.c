@@ -50,6 +50,8 @@ int command_reproduce(const Options *o, int argc, char **argv) {
     if (o->n_args != 1) return cli_usage_error("reproduce needs exactly one run directory");
     const char *dir = o->args[0];
     char err[1024], why[1024];
+    /* a run still training has fewer epochs than it will: comparing with it would report a false difference */
+    if (rundir_check_idle(dir, "reproduce it", err, sizeof err) != EXIT_OK) return cli_report(EXIT_USAGE, err);
     RunRecord info;
     if (record_read(dir, 1, &info, err, sizeof err) != 0) return cli_report(EXIT_USAGE, err);
     int rc = record_check_data(&info, why, sizeof why);

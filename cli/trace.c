@@ -445,8 +445,10 @@ static int write_heatmap(const Trace *tr, const char *name, const float *values,
     char path[4400], err[1024];
     snprintf(path, sizeof path, "%s/%s", tr->png_dir, name);
     int w = 0, h = 0;
-    PlotHeatmap map = {values, rows, cols, row_labels, col_labels, title, pe ? "position" : "query",
-                       pe ? "dimension" : "key", pe ? PLOT_MAP_DIVERGING : PLOT_MAP_SEQUENTIAL};
+    PlotHeatmap map = {.values = values, .rows = rows, .cols = cols, .row_labels = row_labels,
+                       .col_labels = col_labels, .title = title, .row_title = pe ? "position" : "query",
+                       .col_title = pe ? "dimension" : "key",
+                       .colormap = pe ? PLOT_MAP_DIVERGING : PLOT_MAP_SEQUENTIAL};
     if (plot_heatmap(path, &map, &w, &h, err, sizeof err) != 0) {
         fprintf(stderr, "error: %s\n", err);
         return EXIT_RUNTIME;
@@ -613,6 +615,20 @@ static int walk(Trace *tr, const char *text, const WalkExtras *x) {
     return rc;
 }
 
+/* --html: a page estimated over --html-max-mb is refused before the walk,
+ * saying its size and how to allow it (it grows with T^2 x layers x heads). */
+static int refuse_large_page(const Trace *tr, const Options *o) {
+    int backward = o->backward && !model_is_mlm(&tr->run.model->cfg);
+    double mb = trace_html_estimate(tr, backward) / 1e6;
+    if (mb <= o->html_max_mb) return EXIT_OK;
+    const ModelConfig *c = &tr->run.model->cfg;
+    fprintf(stderr, "error: --html %s: the page would be about %.1f MB, over --html-max-mb %d (MB): it holds every "
+                    "head's attention, %d layer%s x %d heads x %d x %d tokens; give --html-max-mb %d to write it, or "
+                    "trace a shorter text\n", o->html_path, mb, o->html_max_mb, c->n_layers, c->n_layers == 1 ? "" : "s",
+            c->n_heads, tr->in.T, tr->in.T, (int)ceil(mb));
+    return EXIT_USAGE;
+}
+
 int command_trace(const Options *o, int argc, char **argv) {
     int has_model = o->model_dir && *o->model_dir;
     if (has_model && o->untrained) {
@@ -705,6 +721,8 @@ int command_trace(const Options *o, int argc, char **argv) {
     else if (trace_input_make(&tr.in, &tr.run, text) != 0 || trace_input_show(&tr.in, tr.utf8) != 0) {
         fprintf(stderr, "error: cannot encode the text (out of memory)\n");
         rc = EXIT_RUNTIME;
+    } else if (extras.html_path && refuse_large_page(&tr, o) != EXIT_OK) {
+        rc = EXIT_USAGE;
     } else {
         rc = walk(&tr, text, &extras);
     }

@@ -105,6 +105,10 @@ void trace_backward_free(TraceBackward *bw);
 
 /* ------------------------------------------------------------ the page */
 
+/* The size in bytes of the page of tr's text (with the backward when
+ * backward is set), estimated from the shapes before anything is computed:
+ * the attention weights, 7 bytes each, L x H x T^2 of them, dominate. */
+double trace_html_estimate(const Trace *tr, int backward);
 /* One self-contained HTML file of the whole walk (inline CSS and script, no
  * network): the model's views of the last forward, and the backward when bw
  * is not NULL. emb and pe are (T, d). 0, or -1 with a message. */

@@ -12,6 +12,7 @@
 #include "base/rng.h"
 #include "cli/trace.h"
 #include "model/f64.h"
+#include "run/probes.h"
 
 #define TOP_ENTRIES 5       /* largest entries printed per stage */
 #define TOP_TOKENS 6        /* positions named per stage, by gradient norm */
@@ -466,12 +467,7 @@ int trace_backward(const Trace *tr, int label, uint64_t seed, TraceBackward *bw,
     for (int k = 0; k < m->n_tensors; k++)
         bw->param_norms[k] = norm_of(m->grads + m->tensors[k].offset, m->tensors[k].size);
     bw->grad_norm = model_grad_norm(m);
-    const float *x = model_embedding_sum(m);
-    for (int t = 0; t < T; t++) {
-        double s = 0.0;
-        for (int j = 0; j < d; j++) s += (double)x[(size_t)t * d + j] * w.input_grad[(size_t)t * d + j];
-        bw->saliency[t] = (float)-s;
-    }
+    probes_saliency(model_embedding_sum(m), w.input_grad, T, d, bw->saliency);   /* as training's probes record it */
 
     const char *name = tr->run.labels.names[label];
     fprintf(out, "\n[7] backward: the loss for label '%s' and its gradient, from the logits back to the embeddings\n",

@@ -339,6 +339,18 @@ static void put_data(Out *o, const Trace *tr, const float *emb, const float *pe,
     put(o, "}");
 }
 
+double trace_html_estimate(const Trace *tr, int backward) {
+    const ModelConfig *c = &tr->run.model->cfg;
+    double T = tr->in.T, L = c->n_layers, pre = c->norm == NORM_PRE;
+    double matrix = 4.0 * ceil(2.0 * T * c->d_model / 3.0) + 100;   /* put_matrix: base64 of 2 bytes a value */
+    double size = L * c->n_heads * T * T * 7;                         /* "0.1234," a weight */
+    size += (3 + 2 * L + pre) * matrix;                               /* emb, pe, x; each layer's ffn, out; enc */
+    if (backward) size += (1 + pre + 2 * L) * (matrix + T * 12);      /* the (T, d) stages with their row norms */
+    for (int t = 0; t < tr->in.T; t++) size += strlen(tr->in.labels[t]) + 8;   /* tokens and ids */
+    size += 2.0 * (tr->text ? strlen(tr->text) : 0) + strlen(TRACE_PAGE_STYLE) + strlen(TRACE_PAGE_SCRIPT) + 4096;
+    return size;
+}
+
 int trace_html_write(const Trace *tr, const float *emb, const float *pe, const TraceBackward *bw, const char *path,
                      char *err, size_t errlen) {
     Out o = {{0}, 0};

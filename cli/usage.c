@@ -8,7 +8,9 @@
 #include "base/suggest.h"
 
 /* Options no training reads: they belong to one of the other commands. */
-static const char *const NOT_TRAINING = " model probs header strict png untrained backward label html ";
+static const char *const NOT_TRAINING = " model probs header strict png untrained backward label html html-max-mb ";
+/* Options of a classifier's training only. */
+#define PROBE_OPTIONS " -probe -probe-file -no-probes"
 
 const CommandSpec COMMANDS[] = {
     {"fit",
@@ -18,17 +20,20 @@ const CommandSpec COMMANDS[] = {
      "Trains a classifier on DATA: TSV (label<TAB>text per line), or CSV/TSV with a header\n"
      "row (--label-column, --text-column choose its columns). The run directory (--out)\n"
      "gets model.safetensors, state.safetensors, metrics.csv, curves.png, confusion.png,\n"
-     "report.txt and run.json.\n",
+     "report.txt and run.json, and probes.jsonl: a few texts (--probe) walked through the\n"
+     "model before the first epoch and after each (./train film RUN shows them).\n",
      "@training"},
     {"pretrain",
      "./train pretrain TEXTS [options]\n"
      "./train pretrain --resume RUN [--epochs N] [--patience N] [--stop-after N] [--threads N] [--quiet]\n",
      "Masked-language-model pretraining (BERT style) on TEXTS: a text file, one example a\n"
-     "line, or a TSV/CSV whose labels are ignored. Learns the tokenizer from TEXTS, hides\n"
-     "15% of the tokens and trains the encoder to fill them in; the table shows the masked\n"
-     "tokens' loss, accuracy and perplexity. Then ./train DATA.tsv --init RUN fine-tunes a\n"
-     "classifier from this encoder.\n",
-     "@training -class-weights -pool -test"},
+     "line, or a TSV/CSV whose labels are ignored. --val reads the same formats; without\n"
+     "it --val-split holds out a seeded random share of TEXTS (not split by label).\n"
+     "Learns the tokenizer from TEXTS, hides 15% of the tokens and trains the encoder to\n"
+     "fill them in; the table shows the masked tokens' loss, accuracy and perplexity.\n"
+     "[UNK] (a word outside the vocabulary) is never masked, so it is in none of them.\n"
+     "Then ./train DATA.tsv --init RUN fine-tunes a classifier from this encoder.\n",
+     "@training -class-weights -pool -test" PROBE_OPTIONS},
     {"eval",
      "./train eval --model RUN DATA.tsv\n",
      "The classification report and confusion matrix of a saved model on labelled data,\n"
@@ -52,7 +57,7 @@ const CommandSpec COMMANDS[] = {
      "each head's attention and the positional encoding. With --model the run's own\n"
      "configuration is used; the model options shape an --untrained model only (whose\n"
      "tokens are the text's own words unless --tokenizer is given).\n",
-     "model untrained png backward label html threads d-model heads layers d-ff max-len activation norm pool pe "
+     "model untrained png backward label html html-max-mb threads d-model heads layers d-ff max-len activation norm pool pe "
      "tokenizer seed"},
     {"reproduce",
      "./train reproduce RUN [--out NEW]\n",
@@ -64,13 +69,26 @@ const CommandSpec COMMANDS[] = {
      "./train diff RUN_A RUN_B\n",
      "Two runs' options (differences marked *) and traces side by side.\n",
      ""},
+    {"film",
+     "./train film RUN [--html FILE]\n",
+     "The probes RUN recorded while training (RUN/probes.jsonl), epoch by epoch: per probe\n"
+     "a table (predicted label, p(true label), each head's focus: the key with the most\n"
+     "attention averaged over the queries, of the last layer when there are more than 8\n"
+     "heads; the most salient token) and the moments that matter: an epoch where the\n"
+     "prediction changes, the epoch from which a head keeps at least half its average\n"
+     "weight on the key it ends on (\"every query\" when that key is every query's top\n"
+     "one), and the epoch from which the most salient token is the one it ends as; each\n"
+     "with the validation accuracy before and after. Writes RUN/film.html (or --html FILE), one\n"
+     "self-contained page with a slider over the epochs, and RUN/film.png, the head that\n"
+     "ends most focused at every epoch. Works while the run trains (the epochs so far).\n",
+     "html"},
     {"compare-pe",
      "./train compare-pe DATA.tsv [options]\n",
      "Trains the same model twice with the same seed, with sinusoidal positional encoding\n"
      "and without, into OUT/pe-sinusoidal and OUT/pe-none (OUT: --out, default\n"
      "runs/<data-name>-compare-pe); prints both traces side by side and draws both runs'\n"
      "curves in OUT/compare.png.\n",
-     "@training -pe -resume -stop-after"},
+     "@training -pe -resume -stop-after" PROBE_OPTIONS},
 };
 const int COMMAND_COUNT = (int)(sizeof COMMANDS / sizeof COMMANDS[0]);
 

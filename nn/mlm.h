@@ -23,7 +23,10 @@
 #define MLM_SITE_HELDOUT 900002
 
 /* Masks B sequences of length T (rows padded with [PAD]): every token that
- * is not one of the 5 specials is selected with probability MLM_SELECT_P,
+ * is not one of the 5 specials is selected with probability MLM_SELECT_P
+ * ([UNK] never is, as in Hugging Face's masking: an out-of-vocabulary word
+ * has nothing to predict, so it is in neither the loss nor the accuracy,
+ * and an [UNK] guess can never count as right),
  * and when none is, one of them uniformly; a selected token becomes [MASK]
  * (0.8), a random id in [N_SPECIAL_TOKENS, vocab_size) (0.1) or stays (0.1).
  * Every draw is keyed by (seed, step, site, index) with index a function of

@@ -1,9 +1,14 @@
 /* classreport.c: confusion matrix, per-class precision/recall/F1 and the text
- * reports (scikit-learn's classification_report layout, confusion matrix). */
+ * reports (scikit-learn's classification_report layout, confusion matrix),
+ * and the confusion matrix's picture. */
 #include "report/classreport.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "base/errors.h"
+#include "report/plot.h"
 
 /* The averages' row names; the longest sets sklearn's minimum column width. */
 #define LONGEST_AVG_HEADING "weighted avg"
@@ -275,4 +280,31 @@ void classreport_confusion(const ClassReport *r, const char *const *labels, FILE
         for (int p = 0; p < c; p++) fprintf(out, " %*d", col_width, r->confusion[(size_t)t * c + p]);
         fputc('\n', out);
     }
+}
+
+int classreport_confusion_png(const ClassReport *r, const char *const *labels, const char *title, const char *path,
+                              char *err, size_t errlen) {
+    int c = r->n_classes;
+    size_t cells = (size_t)c * c;
+    float *share = malloc(sizeof(float) * cells), *counts = malloc(sizeof(float) * cells);
+    if (!share || !counts) {
+        free(share);
+        free(counts);
+        set_error(err, errlen, "%s: out of memory", path);
+        return -1;
+    }
+    for (size_t i = 0; i < cells; i++) {
+        int support = r->support[i / (size_t)c];
+        counts[i] = (float)r->confusion[i];
+        share[i] = support > 0 ? (float)((double)r->confusion[i] / support) : NAN;
+    }
+    char plot_title[256];
+    snprintf(plot_title, sizeof plot_title, "Confusion matrix: %s (rows true, columns predicted)", title);
+    PlotHeatmap map = {.values = share, .rows = c, .cols = c, .row_labels = labels, .col_labels = labels,
+                       .title = plot_title, .colormap = PLOT_MAP_SEQUENTIAL, .cell_numbers = counts,
+                       .bar_title = "share of the true class (row)", .unit_scale = 1};
+    int rc = plot_heatmap(path, &map, NULL, NULL, err, errlen);
+    free(share);
+    free(counts);
+    return rc;
 }

@@ -26,5 +26,12 @@ void classreport_free(ClassReport *r);
 void classreport_print(const ClassReport *r, const char *const *labels, int digits, FILE *out);
 /* The confusion matrix with labels (rows true, columns predicted). */
 void classreport_confusion(const ClassReport *r, const char *const *labels, FILE *out);
+/* The confusion matrix as a PNG heatmap titled "Confusion matrix: title":
+ * each cell coloured by its share of its row (recall on the diagonal, as
+ * scikit-learn's normalize='true'), so a rare class's row is as visible as
+ * a common one's; the counts written in the cells where they fit. A class
+ * with no true examples has a grey row. Returns 0, or -1 with a message. */
+int classreport_confusion_png(const ClassReport *r, const char *const *labels, const char *title, const char *path,
+                              char *err, size_t errlen);
 
 #endif

@@ -70,6 +70,7 @@ typedef struct {
     float vmin, vmax;
     double lo, hi;            /* the colour scale: vmin..vmax, or -m..m when diverging */
     int integers;             /* every finite value is a whole number */
+    int whole_numbers;        /* ... and every finite cell number */
     int grid_w, grid_h;       /* grid size in pixels */
     int row_every, col_every; /* label thinning */
     int row_px, col_px;       /* label text sizes */
@@ -78,17 +79,27 @@ typedef struct {
     int col_label_h;          /* height of the column-label band */
 } HeatLayout;
 
+/* Whether every finite one of n numbers is a whole number. */
+static int all_whole(const float *x, size_t n) {
+    for (size_t i = 0; i < n; i++)
+        if (isfinite(x[i]) && (x[i] != floorf(x[i]) || fabsf(x[i]) > 1e9f)) return 0;
+    return 1;
+}
+
 static void value_range(HeatLayout *h) {
     const PlotHeatmap *m = h->map;
-    h->vmin = INFINITY, h->vmax = -INFINITY, h->integers = 1;
-    for (size_t i = 0; i < (size_t)m->rows * m->cols; i++) {
+    size_t n = (size_t)m->rows * m->cols;
+    h->vmin = INFINITY, h->vmax = -INFINITY;
+    for (size_t i = 0; i < n; i++) {
         float v = m->values[i];
         if (!isfinite(v)) continue;
         if (v < h->vmin) h->vmin = v;
         if (v > h->vmax) h->vmax = v;
-        if (v != floorf(v) || fabsf(v) > 1e9f) h->integers = 0;
     }
+    h->integers = all_whole(m->values, n);
+    h->whole_numbers = m->cell_numbers ? all_whole(m->cell_numbers, n) : h->integers;
     if (h->vmin > h->vmax) h->vmin = 0, h->vmax = 1;
+    if (m->unit_scale && m->colormap == PLOT_MAP_SEQUENTIAL) h->vmin = 0, h->vmax = 1;
     h->lo = h->vmin, h->hi = h->vmax;
     if (m->colormap == PLOT_MAP_DIVERGING) {
         double biggest = fmax(fabs((double)h->vmin), fabs((double)h->vmax));
@@ -115,7 +126,7 @@ static int dark_cell(const HeatLayout *h, double v) {
 
 static void cell_text(const HeatLayout *h, float v, char *buf, size_t size) {
     if (!isfinite(v)) snprintf(buf, size, "nan");
-    else if (h->integers) snprintf(buf, size, "%.0f", v);
+    else if (h->whole_numbers) snprintf(buf, size, "%.0f", v);
     else snprintf(buf, size, "%.2f", v);
 }
 
@@ -220,12 +231,12 @@ static void draw_heat_cells(Canvas *c, const HeatLayout *h, int gx, int gy) {
             canvas_fill_rect(c, x, gy, x + 1, gy + h->grid_h, COLOR_WHITE);
         }
     }
-    if (m->rows > 12 || m->cols > 12) return;
+    if ((m->rows > 12 || m->cols > 12) && !m->cell_numbers) return;
     for (int r = 0; r < m->rows; r++)
         for (int k = 0; k < m->cols; k++) {
             char text[32];
             float v = m->values[(size_t)r * m->cols + k];
-            cell_text(h, v, text, sizeof text);
+            cell_text(h, m->cell_numbers ? m->cell_numbers[(size_t)r * m->cols + k] : v, text, sizeof text);
             int px = text_width(text, LABEL_PX + 1) + 6 <= cell_w && cell_h >= 24 ? LABEL_PX + 1 : SMALL_PX;
             int w = text_width(text, px);
             if (w + 4 > cell_w || cell_h < line_height(px) + 1) continue;
@@ -281,7 +292,7 @@ static int colorbar_width(const HeatLayout *h, int bar_h) {
     }
     ticks_format(text, sizeof text, h->hi, step); /* a flat scale prints its one value */
     if (count == 0) widest = text_width(text, LABEL_PX);
-    return 20 + BAR_W + 9 + widest + 8;
+    return 20 + BAR_W + 9 + widest + 8 + (h->map->bar_title ? line_height(LABEL_PX) + 4 : 0);
 }
 
 /* A vertical colour bar, the top of the scale at the top, with tick marks
@@ -325,6 +336,8 @@ int plot_heatmap(const char *path, const PlotHeatmap *map, int *width_out, int *
     const char *title = map->title ? map->title : "";
     int line = line_height(LABEL_PX), title_line = line_height(TITLE_PX);
     int bar_h = h.grid_h > 160 ? h.grid_h : 160;
+    int bar_title_w = map->bar_title ? text_width(map->bar_title, LABEL_PX) + 10 : 0;
+    bar_h = bar_h > bar_title_w ? bar_h : bar_title_w;   /* the bar's title, turned, fits along it */
     int colorbar_w = colorbar_width(&h, bar_h);
     int gx = 12 + (map->row_title ? line + 10 : 0) + h.label_w + 6, gy = 10 + title_line + 14;
     int width = gx + h.grid_w + colorbar_w + 12, left = 12;
@@ -352,6 +365,10 @@ int plot_heatmap(const char *path, const PlotHeatmap *map, int *width_out, int *
         draw_text(&canvas, gx + (h.grid_w - text_width(map->col_title, LABEL_PX)) / 2,
                   gy + h.grid_h + 6 + h.col_label_h + 10, map->col_title, LABEL_PX, COLOR_TEXT, 0);
     draw_colorbar(&canvas, &h, gx + h.grid_w + 20, gy, bar_h);
+    if (map->bar_title) {   /* reads bottom to top, right of the bar's numbers */
+        int bottom = gy + (bar_h + text_width(map->bar_title, LABEL_PX)) / 2;
+        draw_text(&canvas, gx + h.grid_w + colorbar_w - 4 - line, bottom, map->bar_title, LABEL_PX, COLOR_TEXT, 1);
+    }
     int rc = canvas_write_png(&canvas, path, err, errlen);
     canvas_free(&canvas);
     if (rc == 0 && width_out) *width_out = width;
@@ -362,8 +379,69 @@ int plot_heatmap(const char *path, const PlotHeatmap *map, int *width_out, int *
 int plot_heatmap_png(const char *path, const float *values, int rows, int cols, const char *const *row_labels,
                      const char *const *col_labels, const char *title, int *width_out, int *height_out, char *err,
                      size_t errlen) {
-    PlotHeatmap map = {values, rows, cols, row_labels, col_labels, title, NULL, NULL, PLOT_MAP_SEQUENTIAL};
+    PlotHeatmap map = {.values = values, .rows = rows, .cols = cols, .row_labels = row_labels,
+                       .col_labels = col_labels, .title = title, .colormap = PLOT_MAP_SEQUENTIAL};
     return plot_heatmap(path, &map, width_out, height_out, err, errlen);
+}
+
+/* ---- a strip of heatmaps ---- */
+
+#define STRIP_PER_ROW 6   /* panels a row of the strip holds */
+
+int plot_heatmap_strip(const char *path, const PlotStrip *strip, char *err, size_t errlen) {
+    int n = strip->n_panels, rows = strip->rows, cols = strip->cols;
+    if (n < 1 || rows < 1 || cols < 1 || rows > 4096 || cols > 4096 || n > 100000) {
+        set_error(err, errlen, "%s: a strip of %d heatmaps of %dx%d cells cannot be drawn", path, n, rows, cols);
+        return -1;
+    }
+    size_t panel = (size_t)rows * cols;
+    PlotHeatmap all = {.values = strip->values, .rows = n * rows, .cols = cols, .colormap = PLOT_MAP_SEQUENTIAL};
+    HeatLayout h = {.map = &all};
+    value_range(&h);   /* one colour scale for every panel */
+    int longer = rows > cols ? rows : cols;
+    int cell = 240 / longer < 4 ? 4 : 240 / longer > 28 ? 28 : 240 / longer;
+    h.grid_w = cols * cell, h.grid_h = rows * cell;
+    h.row_px = h.col_px = label_px(cell);
+    h.row_every = h.col_every = label_every(cell, line_height(h.row_px) + 2);
+    h.col_vertical = 1;
+    char buf[128];
+    for (int r = 0; r < rows; r++) {
+        axis_label(strip->labels, r, buf, sizeof buf);
+        int w = text_width(buf, h.row_px);
+        if (w > h.label_w) h.label_w = w;
+    }
+    h.col_label_h = h.label_w;
+    int per_row = n < STRIP_PER_ROW ? n : STRIP_PER_ROW, n_rows = (n + per_row - 1) / per_row;
+    int line = line_height(LABEL_PX), title_line = line_height(TITLE_PX);
+    int panel_w = h.label_w + 6 + h.grid_w + 16, panel_h = line + 6 + h.grid_h + 6 + h.col_label_h + 14;
+    int bar_h = h.grid_h > 120 ? h.grid_h : 120;
+    int width = 12 + per_row * panel_w + colorbar_width(&h, bar_h), top = 10 + title_line + 12;
+    int height = top + n_rows * panel_h + 8;
+    const char *title = strip->title ? strip->title : "";
+    if (text_width(title, TITLE_PX) + 24 > width) width = text_width(title, TITLE_PX) + 24;
+    Canvas canvas;
+    if (canvas_init(&canvas, width, height) != 0) {
+        set_error(err, errlen, "%s: out of memory for a %dx%d image", path, width, height);
+        return -1;
+    }
+    draw_text(&canvas, (width - text_width(title, TITLE_PX)) / 2, 10, title, TITLE_PX, COLOR_TEXT, 0);
+    for (int i = 0; i < n; i++) {
+        PlotHeatmap one = {.values = strip->values + i * panel, .rows = rows, .cols = cols,
+                           .row_labels = strip->labels, .col_labels = strip->labels, .colormap = PLOT_MAP_SEQUENTIAL};
+        HeatLayout p = h;
+        p.map = &one;
+        int gx = 12 + (i % per_row) * panel_w + h.label_w + 6, gy = top + (i / per_row) * panel_h + line + 6;
+        const char *name = strip->panel_titles ? strip->panel_titles[i] : "";
+        draw_text(&canvas, gx + (h.grid_w - text_width(name, LABEL_PX)) / 2, gy - line - 4, name, LABEL_PX,
+                  COLOR_TEXT, 0);
+        draw_heat_cells(&canvas, &p, gx, gy);
+        canvas_outline_rect(&canvas, gx - 1, gy - 1, gx + h.grid_w + 1, gy + h.grid_h + 1, COLOR_AXIS);
+        draw_heat_labels(&canvas, &p, gx, gy);
+    }
+    draw_colorbar(&canvas, &h, 12 + per_row * panel_w + 8, top + line + 6, bar_h);
+    int rc = canvas_write_png(&canvas, path, err, errlen);
+    canvas_free(&canvas);
+    return rc;
 }
 
 /* ---- the terminal heatmap ---- */

@@ -64,6 +64,10 @@ typedef struct {
     const char *title;
     const char *row_title, *col_title; /* axis titles (left, bottom), NULL for none */
     PlotColormap colormap;    /* sequential: min..max; diverging: -m..m, m = max |value| */
+    const float *cell_numbers; /* written in the cells where they fit instead of values (NULL: values), e.g. the
+                                  counts behind shares; then also in grids of more than 12 a side */
+    const char *bar_title;    /* what the colour bar measures, written along it (NULL: nothing) */
+    int unit_scale;           /* 1: the sequential scale is 0..1 (shares), not the values' min..max */
 } PlotHeatmap;
 
 /* A labelled heatmap with a colour bar. Size is chosen from the grid and
@@ -75,6 +79,19 @@ int plot_heatmap(const char *path, const PlotHeatmap *map, int *width_out, int *
 int plot_heatmap_png(const char *path, const float *values, int rows, int cols,
                      const char *const *row_labels, const char *const *col_labels, const char *title,
                      int *width_out, int *height_out, char *err, size_t errlen);
+
+/* Heatmaps of one size side by side (rows of at most 6), one colour scale
+ * for all: e.g. one attention head at each epoch. values holds n_panels
+ * grids of (rows, cols); labels name both the rows and the columns. */
+typedef struct {
+    const float *values;
+    int n_panels, rows, cols;
+    const char *const *labels;        /* (rows == cols) or NULL: indices */
+    const char *const *panel_titles;  /* (n_panels) or NULL */
+    const char *title;
+} PlotStrip;
+/* Atomic write. Returns 0, or -1 with a message. */
+int plot_heatmap_strip(const char *path, const PlotStrip *strip, char *err, size_t errlen);
 
 /* A text line chart of the series (like the PNG panel) in width x height
  * cells; a cell two series share shows PLOT_TEXT_OVERLAP, and the legend

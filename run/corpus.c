@@ -237,9 +237,11 @@ static int shared_vocab(const DistContext *dist, Corpus *c, const Options *o, ch
     return rc;
 }
 
-/* The stratified --val-split of data held in shares: every rank learns
- * every example's class (gathered in order), makes the one-process choice
- * (dataset_split_choose) and keeps both parts of its share. */
+/* The --val-split of data held in shares: every rank learns every example's
+ * class (gathered in order), makes the one-process choice
+ * (dataset_split_choose) and keeps both parts of its share. Stratified by
+ * classes; with classes NULL (pretraining, whose labels mean nothing) every
+ * example is of the one class TEXTS_LABEL: a seeded random split of the whole. */
 static int shared_split(const DistContext *dist, const TextDataset *all, const LabelSet *classes, double frac,
                         uint64_t seed, TextDataset *train, TextDataset *val, char *err, size_t errlen) {
     memset(train, 0, sizeof *train);
@@ -253,9 +255,11 @@ static int shared_split(const DistContext *dist, const TextDataset *all, const L
     unsigned char *is_val = malloc((size_t)n);
     int rc = mine && ids && labels && is_val ? EXIT_OK : fail(err, errlen, ERR_RUNTIME, "%s: out of memory", all->path);
     if (rc == EXIT_OK) {
-        for (int i = 0; i < all->n; i++) mine[i] = labels_index(classes, all->examples[i].label);
-        dist_gather_ints(dist, mine, all->n, ids);
-        for (int i = 0; i < n; i++) labels[i] = classes->names[ids[i]];
+        if (classes) {
+            for (int i = 0; i < all->n; i++) mine[i] = labels_index(classes, all->examples[i].label);
+            dist_gather_ints(dist, mine, all->n, ids);
+        }
+        for (int i = 0; i < n; i++) labels[i] = classes ? classes->names[ids[i]] : TEXTS_LABEL;
         int n_val = dataset_split_choose(labels, n, frac, seed, is_val);
         if (n_val < 0)
             rc = fail(err, errlen, ERR_RUNTIME, "%s: out of memory", all->path);
@@ -526,7 +530,8 @@ static int read_train(const DistContext *dist, Corpus *c, const Options *o, cons
         warn_tabbed(dist, &all, log);
     }
     if (!(o->val_path && *o->val_path) && o->val_split > 0) {
-        rc = shared_split(dist, &all, &classes, o->val_split, (uint64_t)o->seed, &c->train, &c->val, err, errlen);
+        rc = shared_split(dist, &all, pretrain ? NULL : &classes, o->val_split, (uint64_t)o->seed, &c->train, &c->val,
+                          err, errlen);
         dataset_free(&all);
         c->has_val = rc == EXIT_OK && c->val.total > 0;
     } else {
@@ -546,8 +551,10 @@ int corpus_prepare(Corpus *c, const Options *o, const DistContext *dist, const c
         return fail(err, errlen, ERR_INPUT, "--tokenizer must be word, char or bpe");
     DatasetColumns columns = {o->label_column, o->text_column};
     if ((rc = read_train(dist, c, o, train_path, log, err, errlen)) != EXIT_OK) return rc;
-    if (o->val_path && *o->val_path) {
-        if ((rc = read_share(dist, o->val_path, &columns, 0, &c->val, err, errlen)) != EXIT_OK) return rc;
+    if (o->val_path && *o->val_path) {   /* pretraining's --val reads as its TEXTS do */
+        int texts = options_pretrain(o);
+        if ((rc = read_share(dist, o->val_path, texts ? NULL : &columns, texts, &c->val, err, errlen)) != EXIT_OK)
+            return rc;
         c->has_val = 1;
     }
     if (o->test_path && *o->test_path) {

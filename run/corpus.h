@@ -1,6 +1,7 @@
 /* corpus.h: the data of one run, prepared from the options: training file,
- * validation (file or stratified split), test file, vocabulary, labels and
- * the encoded token ids. Notes on leakage and truncation go to a log. */
+ * validation (file or split: stratified, random when pretraining), test
+ * file, vocabulary, labels and the encoded token ids. Notes on leakage and
+ * truncation go to a log. */
 #ifndef RUN_CORPUS_H
 #define RUN_CORPUS_H
 
@@ -29,9 +30,9 @@ typedef struct {
  * (dist of more than one rank; NULL: one process) each rank holds only its
  * contiguous share of every file's examples (train, val, test; their first
  * and total say where it lies), and what needs the whole data (labels,
- * vocabulary, the stratified split, leakage, --max-len auto, the notes)
- * comes from counts gathered in rank order: the one-process result. enc_*
- * hold the shares. */
+ * vocabulary, the split, leakage, --max-len auto, the notes) comes from
+ * counts gathered in rank order: the one-process result. enc_* hold the
+ * shares. */
 int corpus_prepare(Corpus *c, const Options *o, const DistContext *dist, const char *train_path, FILE *log,
                    char *err, size_t errlen);
 void corpus_free(Corpus *c);

@@ -7,7 +7,6 @@
 
 #include "nn/mlm.h"
 #include "report/classreport.h"
-#include "report/plot.h"
 
 int evaluate(Model *m, const EncodedDataset *d, Evaluation *out, char *err, size_t errlen) {
     return evaluate_part(m, d, 0, d->n, out, err, errlen);
@@ -79,6 +78,7 @@ int evaluate_mlm(Model *m, const EncodedDataset *d, long first, uint64_t seed, d
         float batch_loss = model_forward_mlm(m, masked, targets, nb, T, &eval);
         int M = model_mlm_count(m);
         loss_sum += (double)batch_loss * M;
+        /* no target is [UNK] (mlm_mask never selects it): an [UNK] guess is never counted right */
         for (int i = 0; i < M; i++) correct += model_mlm_predicted(m, i) == model_mlm_target(m, i);
         count += M;
     }
@@ -104,19 +104,6 @@ double evaluation_macro_f1(const Evaluation *e, const EncodedDataset *d, int n_c
     double f1 = rep.macro_f1;
     classreport_free(&rep);
     return f1;
-}
-
-static int confusion_heatmap(const ClassReport *rep, const char *const *names, const char *title, const char *path,
-                             char *err, size_t errlen) {
-    int C = rep->n_classes;
-    float *counts = malloc(sizeof(float) * C * C);
-    if (!counts) return fail(err, errlen, ERR_RUNTIME, "%s: out of memory", path);
-    for (int i = 0; i < C * C; i++) counts[i] = (float)rep->confusion[i];
-    char plot_title[256];
-    snprintf(plot_title, sizeof plot_title, "Confusion matrix: %s (rows true, columns predicted)", title);
-    int rc = plot_heatmap_png(path, counts, C, C, names, names, plot_title, NULL, NULL, err, errlen);
-    free(counts);
-    return rc == 0 ? EXIT_OK : ERR_RUNTIME;
 }
 
 int evaluate_shared(Model *m, const DistContext *dist, const EncodedDataset *d, int total, Evaluation *out,
@@ -166,7 +153,9 @@ static int report_of(const Evaluation *e, const int *labels, const LabelSet *cla
     fprintf(out, "\n");
     classreport_confusion(&rep, names, out);
     *accuracy = rep.accuracy;
-    int rc = confusion_png ? confusion_heatmap(&rep, names, title, confusion_png, err, errlen) : EXIT_OK;
+    int rc = EXIT_OK;
+    if (confusion_png && classreport_confusion_png(&rep, names, title, confusion_png, err, errlen) != 0)
+        rc = ERR_RUNTIME;
     classreport_free(&rep);
     return rc;
 }

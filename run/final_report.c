@@ -73,14 +73,16 @@ int final_report(Model *m, const DistContext *dist, const Corpus *c, const char 
         rundir_path(path, sizeof path, dir, "report.txt");
         if (atomic_write(path, text, text_len, err, errlen) != 0) rc = ERR_RUNTIME;
         if (!opt->quiet) printf("\nwrote %s/{model.safetensors,state.safetensors,metrics.csv,curves.png,confusion.png,"
-                                "%sreport.txt,run.json}\n", dir, c->has_test ? "confusion_test.png," : "");
+                                "%sreport.txt,run.json%s}\n", dir, c->has_test ? "confusion_test.png," : "",
+                                rundir_holds(dir, "probes.jsonl") ? ",probes.jsonl" : "");
     }
     free(text);
     return rc;
 }
 
 int final_report_mlm(const Corpus *c, const char *dir, const EpochRecord *history, int n_history,
-                     const FinalReportOptions *opt, char *err, size_t errlen) {
+                     const FinalReportOptions *opt, double *acc, double *loss, char *err, size_t errlen) {
+    *acc = *loss = 0;
     char *text = NULL;
     size_t text_len = 0;
     FILE *out = open_memstream(&text, &text_len);
@@ -94,6 +96,9 @@ int final_report_mlm(const Corpus *c, const char *dir, const EpochRecord *histor
         if (c->has_val)
             fprintf(out, "masked tokens, held-out texts: loss %.4f, accuracy %.4f, perplexity %.2f\n", r->val_loss,
                     r->val_acc, exp(r->val_loss));
+        *acc = c->has_val ? r->val_acc : r->train_acc;
+        *loss = c->has_val ? r->val_loss : r->train_loss;
+        fputs("(no masked token is [UNK], a word outside the vocabulary: an [UNK] guess never scores)\n", out);
     }
     fprintf(out, "fine-tune a classifier from it: ./train DATA.tsv --init %s\n", dir);
     fclose(out);

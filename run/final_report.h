@@ -16,7 +16,8 @@ typedef struct {
     const char *note;        /* a line shown before the weights line ("" or NULL: none) */
 } FinalReportOptions;
 
-/* Writes dir/report.txt and dir/confusion.png (and prints unless quiet);
+/* Writes dir/report.txt and dir/confusion.png (each cell coloured by its
+ * share of the true class, counts written in; and prints unless quiet);
  * *val_acc and *test_acc get the final accuracies (0 without that set).
  * MPI: every rank calls it and evaluates its share of the data; rank 0
  * alone prints and writes. Status as base/errors.h. */
@@ -24,10 +25,12 @@ int final_report(Model *m, const DistContext *dist, const Corpus *c, const char 
                  int n_history, const FinalReportOptions *opt, double *val_acc, double *test_acc, char *err,
                  size_t errlen);
 
-/* The end of a pretraining run (SPEC 4b): the text chart and the last
- * epoch's masked-token numbers, printed unless quiet and in report.txt.
- * There are no classes, so no classification report or confusion.png. */
+/* The end of a pretraining run (SPEC 4b): the text chart and the masked-
+ * token numbers of the epoch whose weights the model holds, printed unless
+ * quiet and in report.txt; *acc and *loss get the held-out ones (the
+ * training texts' without a validation set; 0 without an epoch). There are
+ * no classes, so no classification report or confusion.png. */
 int final_report_mlm(const Corpus *c, const char *dir, const EpochRecord *history, int n_history,
-                     const FinalReportOptions *opt, char *err, size_t errlen);
+                     const FinalReportOptions *opt, double *acc, double *loss, char *err, size_t errlen);
 
 #endif

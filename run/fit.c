@@ -25,6 +25,7 @@
 #include "run/evaluate.h"
 #include "run/final_report.h"
 #include "run/init.h"
+#include "run/probes.h"
 #include "run/record.h"
 #include "run/rundir.h"
 #include "run/saved_model.h"
@@ -42,7 +43,7 @@ static double now_seconds(void) {
 
 /* ------------------------------------------------------------ preparing */
 
-static int build_model(Trainer *t, char *err, size_t errlen) {
+static int build_model(Trainer *t, int resume, char *err, size_t errlen) {
     const Options *o = t->o;
     ModelConfig cfg;
     int n_classes = t->mlm ? 0 : t->corpus.labels.n;   /* 0: the MLM head */
@@ -57,7 +58,8 @@ static int build_model(Trainer *t, char *err, size_t errlen) {
     t->model = model_create(&cfg, t->micro_rows, err, errlen);
     if (!t->model) return ERR_RUNTIME;
     model_init(t->model, (uint64_t)o->seed);
-    if (o->init_dir && *o->init_dir) return init_load_encoder(t->model, o->init_dir, err, errlen);
+    if (o->init_dir && *o->init_dir)   /* a new run says what it took (stdout: rank 0's alone is shown) */
+        return init_load_encoder(t->model, o->init_dir, resume ? NULL : stdout, err, errlen);
     return EXIT_OK;
 }
 
@@ -97,6 +99,7 @@ static int allocate_buffers(Trainer *t) {
 }
 
 static void trainer_free(Trainer *t) {
+    probes_free(t->probes);
     free(t->class_stats);
     corpus_free(&t->corpus);
     model_free(t->model);
@@ -121,10 +124,11 @@ static void trainer_free(Trainer *t) {
 
 /* With --resume, before the data is read: the recorded data files must be
  * there and unchanged (a missing one is named, exit 2). */
-static int resume_check_data(const Trainer *t, char *err, size_t errlen) {
+static int resume_check_data(Trainer *t, char *err, size_t errlen) {
     RunRecord info;
     char why[1024];
     if (record_read(t->dir, 1, &info, err, errlen) != 0) return ERR_INPUT;
+    memcpy(t->run_id, info.run_id, sizeof t->run_id);
     int rc = record_check_data(&info, why, sizeof why);
     record_free(&info);
     return rc == EXIT_OK ? EXIT_OK : fail(err, errlen, rc, "cannot resume %s: %s", t->dir, why);
@@ -141,6 +145,16 @@ static int resume_state(Trainer *t, char *err, size_t errlen) {
                     "start it again without --resume", path);
     if ((rc = state_load(t->model, t->average, &t->progress, t->dir, t->o->epochs + 1, err, errlen)) != EXIT_OK)
         return rc;
+    /* another run's state (of the same shapes) would continue it here and rewrite this run's epochs */
+    if (strcmp(t->progress.run_id, t->run_id) != 0)
+        return fail(err, errlen, ERR_INPUT, "cannot resume %s: %s is not this run's: its run id is %s, and %s/run.json "
+                    "records %s (the id is a digest of the recorded options, seed included, and data files, so the "
+                    "state was saved by a run that differs in one of them); nothing was changed: put back this run's "
+                    "own state, or train again with --overwrite", t->dir, path,
+                    t->progress.run_id[0] ? t->progress.run_id : "missing", t->dir, t->run_id[0] ? t->run_id : "missing");
+    if (!t->run_id[0] && !t->o->quiet)
+        printf("note: %s/run.json was written before runs had an id, so the state cannot be checked to be this run's; "
+               "it is taken as it is\n", t->dir);
     if (t->progress.step_in_epoch >= t->steps_per_epoch)
         return fail(err, errlen, ERR_INPUT, "%s: step %d of an epoch of %d steps", path, t->progress.step_in_epoch,
                     t->steps_per_epoch);
@@ -225,9 +239,10 @@ static int find_piped(Trainer *t, const char *data_path, char *err, size_t errle
 }
 
 /* run.json for a new run; a note when a data file cannot be read again. */
-static int write_record(const Trainer *t, const char *data_path, int argc, char **argv, char *err, size_t errlen) {
+static int write_record(Trainer *t, const char *data_path, int argc, char **argv, char *err, size_t errlen) {
     DataFileInfo files[RECORD_MAX_FILES];
     int n = corpus_data_files(&t->corpus, t->o, files);
+    if (record_run_id(t->o, files, n, t->progress.run_id) != 0) return fail(err, errlen, ERR_RUNTIME, "out of memory");
     if (t->piped)
         printf("note: %s (the %s data) is a pipe, FIFO or device, not a file: this run cannot be resumed or "
                "reproduced, since neither can read the data again; save it to a file to keep both\n", t->piped,
@@ -265,7 +280,7 @@ static int prepare(Trainer *t, const char *data_path, int resume, int argc, char
         return rc;
     if ((rc = corpus_prepare(&t->corpus, t->o, t->dist, data_path, stdout, err, errlen)) != EXIT_OK) return rc;
     t->n_train = t->corpus.train.total;
-    if ((rc = build_model(t, err, errlen)) != EXIT_OK) return rc;
+    if ((rc = build_model(t, resume, err, errlen)) != EXIT_OK) return rc;
     t->steps_per_epoch = schedule_steps_per_epoch(t->n_train, t->o->batch_size);
     t->total_steps = (long)t->o->epochs * t->steps_per_epoch;
     t->warmup_steps = schedule_warmup_steps(t->o->warmup, t->total_steps);
@@ -275,10 +290,16 @@ static int prepare(Trainer *t, const char *data_path, int resume, int argc, char
     if (t->dist->size > 1 && !(t->reducer = dist_reducer_create(t->dist, t->model->n_params, err, errlen)))
         return ERR_RUNTIME;
     if (t->writer) rundir_remove_temporaries(t->dir);
+    /* the probes (rank 0 alone records them), a new run's checked before its directory is touched */
     if (resume) {
         rc = resume_state(t, err, errlen);
+        if (rc == EXIT_OK && t->writer)
+            rc = probes_open(&t->probes, t->o, &t->corpus, t->model, t->dir, 1, t->progress.epochs_done, stdout, err,
+                             errlen);
         return rc == EXIT_OK ? check_ranks_agree(t, err, errlen) : rc;
     }
+    if (t->writer && (rc = probes_open(&t->probes, t->o, &t->corpus, t->model, t->dir, 0, 0, stdout, err, errlen)))
+        return rc;
     if (t->writer) {
         if (make_dirs(t->dir, err, errlen) != 0) return ERR_RUNTIME;
         /* a new run: what an earlier run (replaced with --overwrite) left goes now the data has been read */
@@ -445,6 +466,7 @@ static int finish_epoch(Trainer *t, int epoch, double epoch_seconds, int *stop, 
         model_average_update(t->model, t->average, t->progress.n_averaged);
         t->progress.n_averaged++;
     }
+    if ((rc = probes_record(t->probes, t->model, epoch, err, errlen)) != EXIT_OK) return rc;
     if (t->writer && (rc = write_epoch_files(t, epoch, improved, err, errlen)) != EXIT_OK) return rc;
     *stop = o->patience > 0 && t->corpus.has_val && p->bad_epochs >= o->patience;
     return EXIT_OK;
@@ -538,13 +560,17 @@ static int choose_average(Trainer *t, char *err, size_t errlen) {
 static int train_epochs(Trainer *t, char *err, size_t errlen) {
     const Options *o = t->o;
     TrainProgress *p = &t->progress;
-    t->bar.enabled = !o->quiet && isatty(STDOUT_FILENO);
+    /* under an MPI launcher stdout can be a pseudo-terminal the launcher copies into a redirected log (Open MPI
+     * does so), and it does not say where its own output goes: no bar there, the epoch rows alone */
+    t->bar.enabled = !o->quiet && !t->dist->mpi && isatty(STDOUT_FILENO);
     (t->mlm ? epoch_table_header_mlm : epoch_table_header)(stdout, t->corpus.has_val);
     for (int i = 0; i < p->n_history; i++)
         (t->mlm ? epoch_table_row_mlm : epoch_table_row)(stdout, &p->history[i], t->corpus.has_val, "(recorded)");
+    int rc = p->epochs_done || p->step_in_epoch ? EXIT_OK : probes_record(t->probes, t->model, 0, err, errlen);
+    if (rc != EXIT_OK) return rc;
     for (int epoch = p->epochs_done + 1; epoch <= o->epochs; epoch++) {
         double start = now_seconds() - p->seconds;
-        int rc = run_epoch(t, epoch, err, errlen);
+        rc = run_epoch(t, epoch, err, errlen);
         if (rc != EXIT_OK) return rc;
         int stop = 0;
         if ((rc = finish_epoch(t, epoch, now_seconds() - start, &stop, err, errlen)) != EXIT_OK) return rc;
@@ -577,7 +603,7 @@ int fit(const DistContext *dist, const Options *o, const char *data_path, const 
     t.dist = dist;
     t.writer = dist->rank == 0;
     t.mlm = options_pretrain(o);
-    double val_acc = 0, test_acc = 0;
+    double val_acc = 0, test_acc = 0, val_loss = 0;
     int rc = prepare(&t, data_path, resume, argc, argv, err, errlen);
     /* a run stopped between its state and its history files gets them again */
     if (rc == EXIT_OK && resume && t.writer && t.progress.n_history > 0) rc = write_history_files(&t, err, errlen);
@@ -597,7 +623,8 @@ int fit(const DistContext *dist, const Options *o, const char *data_path, const 
                                      t.average_kept ? t.progress.n_history - t.progress.n_averaged + 1 : 0,
                                      t.progress.n_history, t.average_note};
             if (t.mlm && t.writer)
-                rc = final_report_mlm(&t.corpus, t.dir, t.progress.history, t.progress.n_history, &fo, err, errlen);
+                rc = final_report_mlm(&t.corpus, t.dir, t.progress.history, t.progress.n_history, &fo, &val_acc,
+                                      &val_loss, err, errlen);
             else if (!t.mlm)
                 rc = final_report(t.model, t.dist, &t.corpus, t.dir, t.progress.history, t.progress.n_history, &fo,
                                   &val_acc, &test_acc, err, errlen);
@@ -605,6 +632,8 @@ int fit(const DistContext *dist, const Options *o, const char *data_path, const 
     }
     if (summary) {
         summary->has_val = t.corpus.has_val;
+        summary->mlm = t.mlm;
+        summary->final_val_loss = val_loss;
         summary->n_epochs = t.progress.n_history;
         summary->history = t.progress.history;
         summary->final_val_acc = val_acc;

@@ -13,7 +13,8 @@ typedef struct {
     EpochRecord *history;  /* (n_epochs) owned by the caller after fit returns */
     int n_epochs;
     int has_val;
-    double final_val_acc, final_test_acc;
+    int mlm;               /* pretraining: final_val_acc is masked-token accuracy, final_val_loss its loss */
+    double final_val_acc, final_test_acc, final_val_loss;
 } FitSummary;
 
 /* Trains on data_path into out_dir (or continues it when resume is set).

@@ -1,4 +1,4 @@
-/* init.c: a classifier from a pretrain run (see init.h). */
+/* init.c: a classifier from a pretrain run, or another classifier's run (see init.h). */
 #include "run/init.h"
 
 #include <stdio.h>
@@ -51,7 +51,30 @@ int init_adopt_options(Options *o, char *err, size_t errlen) {
 
 static int is_head(const char *name) { return strncmp(name, "head.", 5) == 0; }
 
-int init_load_encoder(Model *m, const char *init_dir, char *err, size_t errlen) {
+#define SHOWN_CLASSES 5   /* a dropped head's classes named in the note, at most */
+
+/* What --init took from s and what it dropped, for a classifier m. */
+static void describe(FILE *log, const char *init_dir, const SavedModel *s, const Model *m) {
+    const ModelConfig *from = &s->model->cfg;
+    int layers = from->n_layers;
+    fprintf(log, "note: --init %s is a %s: this run takes its tokenizer and vocabulary (%d %s tokens), embeddings%s "
+            "and %d encoder layer%s; it drops its ", init_dir, model_is_mlm(from) ? "pretrain run" : "classifier's run",
+            from->vocab_size, tokenizer_name(s->tokenizer), from->pe == PE_LEARNED ? ", learned positions" : "",
+            layers, layers == 1 ? "" : "s");
+    if (model_is_mlm(from)) {
+        fprintf(log, "masked-LM head");
+    } else {
+        fprintf(log, "classifier head (%d classes:", s->labels.n);
+        for (int k = 0; k < s->labels.n && k < SHOWN_CLASSES; k++)
+            fprintf(log, "%s %s", k ? "," : "", s->labels.names[k]);
+        fprintf(log, "%s)", s->labels.n > SHOWN_CLASSES ? ", ..." : "");
+        if (from->pool != m->cfg.pool)
+            fprintf(log, " and its %s pooling (--pool is this run's own)", from->pool == POOL_CLS ? "cls" : "mean");
+    }
+    fprintf(log, "; the head for this data's %d classes starts fresh\n", m->cfg.n_classes);
+}
+
+int init_load_encoder(Model *m, const char *init_dir, FILE *log, char *err, size_t errlen) {
     SavedModel s;
     char why[1024];
     if (saved_model_load(init_dir, 1, &s, why, sizeof why) != EXIT_OK)
@@ -66,6 +89,7 @@ int init_load_encoder(Model *m, const char *init_dir, char *err, size_t errlen) 
         else
             memcpy(m->params + t->offset, s.model->params + src->offset, sizeof(float) * t->size);
     }
+    if (rc == EXIT_OK && log) describe(log, init_dir, &s, m);
     saved_model_free(&s);
     return rc;
 }

@@ -68,7 +68,8 @@ const OptionSpec OPTION_TABLE[] = {
     {"probs", OPT_FLAG, OFF(probs), "0", 0, 1, NULL, "predict: also print every class probability", 0},
     {"png", OPT_STRING, OFF(png_dir), "", 0, 0, NULL, "trace: write attention and PE heatmaps here", 0},
     {"task", OPT_CHOICE, OFF(task), "classify", 0, 0, "classify|pretrain", "what the run trains; ./train pretrain TEXTS sets pretrain (masked tokens)", 1},
-    {"init", OPT_STRING, OFF(init_dir), "", 0, 0, NULL, "start from a pretrain run: its tokenizer, embeddings and encoder, a fresh head", 1},
+    {"init", OPT_STRING, OFF(init_dir), "", 0, 0, NULL, "start from a pretrain run (or a classifier's): its tokenizer, embeddings and encoder; its head is dropped, a "
+     "fresh one made", 1},
     {"untrained", OPT_FLAG, OFF(untrained), "0", 0, 1, NULL, "trace: use a freshly initialised model", 0},
     {"label-column", OPT_STRING, OFF(label_column), "label", 0, 0, NULL,
      "CSV/TSV with a header row: the label column, by name or 1-based number", 1},
@@ -79,7 +80,16 @@ const OptionSpec OPTION_TABLE[] = {
      "predict/eval: an input truncated, empty or invalid is an error", 0},
     {"backward", OPT_FLAG, OFF(backward), "0", 0, 1, NULL, "trace: also walk the loss's gradient back to the embeddings", 0},
     {"label", OPT_STRING, OFF(label), "", 0, 0, NULL, "trace --backward: the label whose loss is differentiated (default: the predicted one)", 0},
-    {"html", OPT_STRING, OFF(html_path), "", 0, 0, NULL, "trace: write the whole walk as one self-contained HTML page here", 0},
+    {"html", OPT_STRING, OFF(html_path), "", 0, 0, NULL, "trace, film: write the page here (film: default RUN/film.html)", 0},
+    {"html-max-mb", OPT_INT, OFF(html_max_mb), "20", 1, 1e6, NULL,
+     "trace --html: the largest page written, in MB (10^6 bytes); the page grows with the square of the text's "
+     "length times layers x heads, and one estimated larger is refused, saying its size", 0},
+    {"probe", OPT_STRING, OFF(probe_texts), "", 0, 0, NULL,
+     "a text whose prediction, attention and saliency are recorded every epoch into RUN/probes.jsonl "
+     "(repeatable; default: up to 4 validation examples, one per class)", 0},
+    {"probe-file", OPT_STRING, OFF(probe_file), "", 0, 0, NULL,
+     "probe texts, one a line, or label<TAB>text lines (then the loss for the label is recorded too)", 0},
+    {"no-probes", OPT_FLAG, OFF(no_probes), "0", 0, 1, NULL, "record no probes (see --probe)", 0},
 };
 const int OPTION_COUNT = (int)(sizeof OPTION_TABLE / sizeof OPTION_TABLE[0]);
 
@@ -153,6 +163,18 @@ int options_set(Options *o, const OptionSpec *s, const char *value, char *err, s
         }
         /* fall through */
     case OPT_STRING: {
+        char *old = *(char **)field(o, s);
+        if (s->offset == OFF(probe_texts) && strchr(value, '\n'))
+            return fail(err, errlen, ERR_INPUT, "--probe: a probe text is one line (several texts: --probe once for each)");
+        if (s->offset == OFF(probe_texts) && old && *old) {   /* --probe again: one more text, a line of its own */
+            size_t n = strlen(old);
+            char *joined = realloc(old, n + strlen(value) + 2);
+            if (!joined) return fail(err, errlen, ERR_RUNTIME, "out of memory");
+            joined[n] = '\n';
+            strcpy(joined + n + 1, value);
+            *(char **)field(o, s) = joined;
+            return 0;
+        }
         char *copy = strdup(value);
         if (!copy) {
             return fail(err, errlen, ERR_RUNTIME, "out of memory");
@@ -385,7 +407,8 @@ void options_help_line(FILE *out, const OptionSpec *s) {
     const char *meta = s->kind == OPT_FLAG ? "" : s->kind == OPT_CHOICE ? s->choices
                      : s->kind == OPT_STRING ? "PATH" : s->kind == OPT_DOUBLE ? "X" : "N";
     if (strstr(s->name, "-column")) meta = "NAME|N";
-    if (strcmp(s->name, "label") == 0) meta = "LABEL";   /* the one string that is not a path */
+    if (strcmp(s->name, "label") == 0) meta = "LABEL";   /* the strings that are not paths */
+    if (strcmp(s->name, "probe") == 0) meta = "TEXT";
     snprintf(left, sizeof left, "--%s %s", s->name, meta);
     const char *def = s->default_value;
     if (s->kind == OPT_FLAG) def = "off";
@@ -404,6 +427,8 @@ void options_help(FILE *out) {
             "  ./train compare-pe DATA.tsv [options]      train with and without positional encoding\n"
             "  ./train reproduce RUN [--out NEW]          re-run a recorded run, diff the trace\n"
             "  ./train diff    RUN_A RUN_B                two runs' configs and traces side by side\n"
+            "  ./train film    RUN [--html FILE]          the probes a run recorded, epoch by epoch: tables,\n"
+            "                                             the moments that matter, a page and a picture\n"
             "  ./train pretrain TEXTS [options]           masked-token pretraining on unlabelled texts; then\n"
             "                                             ./train DATA.tsv --init RUN fine-tunes a classifier\n"
             "  ./train CMD --help                         that command's options (or: ./train help CMD)\n"
@@ -412,7 +437,7 @@ void options_help(FILE *out) {
             "\n"
             "DATA is UTF-8 TSV (label<TAB>text per line) or CSV with label and text columns.\n"
             "A run directory holds model.safetensors, state.safetensors, metrics.csv, curves.png,\n"
-            "confusion.png, report.txt and run.json.\n\noptions (default in brackets):\n");
+            "confusion.png, report.txt, run.json and probes.jsonl.\n\noptions (default in brackets):\n");
     for (int i = 0; i < OPTION_COUNT; i++) options_help_line(out, &OPTION_TABLE[i]);
     fprintf(out, "  %-34s %s\n  %-34s %s\n", "--help", "usage and options (of a command: ./train CMD --help)",
             "--version", "the program's version and whether it has MPI");

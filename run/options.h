@@ -32,10 +32,13 @@ typedef struct {
     long long seed;
     /* output */
     int quiet, probs, untrained, backward;
+    int html_max_mb;             /* trace --html: the largest page written, in MB */
     /* predict and eval: --header, --strict; the columns of a file with a header row */
     int header, strict;
     const char *label_column, *text_column;
     int overwrite;         /* train into a directory that holds a run, replacing it */
+    const char *probe_texts, *probe_file;   /* --probe (repeatable: the texts joined by newlines), --probe-file */
+    int no_probes;         /* --no-probes: record none */
     /* positional arguments (data file, texts, run directories) */
     char **args;
     int n_args;

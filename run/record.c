@@ -75,6 +75,18 @@ static int add_file(JsonBuf *b, const DataFileInfo *file, int first) {
     return rc;
 }
 
+int record_run_id(const Options *o, const DataFileInfo *files, int n_files, char id[RECORD_ID_LEN + 1]) {
+    JsonBuf b = {0};
+    int rc = options_to_json(o, &b);
+    for (int i = 0; i < n_files; i++) rc |= jsonbuf_printf(&b, "\n%s %s", files[i].role, files[i].sha256);
+    char hex[65] = "";
+    if (rc == 0) sha256_hex(b.data, b.len, hex);
+    jsonbuf_free(&b);
+    memcpy(id, hex, RECORD_ID_LEN);
+    id[rc == 0 ? RECORD_ID_LEN : 0] = '\0';
+    return rc == 0 ? 0 : -1;
+}
+
 int record_write(const char *dir, const Options *o, const char *data_path, int argc, char **argv, int threads,
                  const DataFileInfo *files, int n_files, char *err, size_t errlen) {
     JsonBuf b = {0};
@@ -93,6 +105,9 @@ int record_write(const char *dir, const Options *o, const char *data_path, int a
     }
     rc |= jsonbuf_puts(&b, ",\n  \"options\": ");
     rc |= options_to_json(o, &b);
+    char id[RECORD_ID_LEN + 1];
+    rc |= record_run_id(o, files, n_files, id);
+    rc |= jsonbuf_printf(&b, ",\n  \"run_id\": \"%s\"", id);
     rc |= jsonbuf_printf(&b, ",\n  \"seed\": %lld,\n  \"threads\": %d,\n  \"files\": [", o->seed, threads);
     for (int i = 0; i < n_files; i++) rc |= add_file(&b, &files[i], i == 0);
     char cpu[256];
@@ -215,6 +230,13 @@ int record_read(const char *dir, int resolve, RunRecord *info, char *err, size_t
         memcpy(d->sha256, sha->string, 65);
         d->lines = (long)lines->number;
         info->n_files++;
+    }
+    const JsonValue *id = json_get(root, "run_id");
+    if (rc == 0 && id && (id->type != JSON_STRING || strlen(id->string) != RECORD_ID_LEN)) {
+        set_error(err, errlen, "%s: \"run_id\" is not a string of %d characters", path, RECORD_ID_LEN);
+        rc = -1;
+    } else if (rc == 0 && id) {
+        memcpy(info->run_id, id->string, RECORD_ID_LEN + 1);
     }
     const JsonValue *cwd_value = json_get(root, "cwd");
     const char *cwd = cwd_value && cwd_value->type == JSON_STRING ? cwd_value->string : NULL;

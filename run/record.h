@@ -14,6 +14,9 @@
 /* The files a run depends on: its data (train, val, test) and --init's checkpoint. */
 #define RECORD_MAX_FILES 4
 
+/* A run's id: hex digits of a SHA-256, see record_run_id. */
+#define RECORD_ID_LEN 32
+
 typedef struct {
     char role[8];          /* train, val, test, or init (the --init checkpoint) */
     char *path;            /* owned by a RunRecord; borrowed when passed to record_write */
@@ -29,11 +32,18 @@ typedef struct {
     int threads;
     char *version;
     char *cwd;             /* the working directory the run started in, or NULL (older records) */
+    char run_id[RECORD_ID_LEN + 1];   /* what ties a state to the run (record_run_id); "" in older records */
 } RunRecord;
 
 /* Hash and line count of a file, read as a stream. Status as base/errors.h. */
 int record_file_digest(const char *path, char sha256[65], long *lines, char *err, size_t errlen);
-/* Writes dir/run.json atomically. files (n_files, train first) are the data
+/* The run's id, written in run.json and in every state.safetensors the run
+ * saves, so --resume knows a state is this run's: the first
+ * RECORD_ID_LEN hex digits of the SHA-256 of the recorded options (the
+ * seed among them) and the data files' roles and digests. -1 when out of
+ * memory. */
+int record_run_id(const Options *o, const DataFileInfo *files, int n_files, char id[RECORD_ID_LEN + 1]);
+/* Writes dir/run.json atomically (with the run id). files (n_files, train first) are the data
  * files as the run read them: their hashes come from that one read, so a
  * FIFO or a pipe, which cannot be read twice, is recorded too. */
 int record_write(const char *dir, const Options *o, const char *data_path, int argc, char **argv, int threads,

@@ -23,7 +23,8 @@
  * metrics.csv or report.txt is someone's work. The first three are the run
  * itself, named first in a refusal; they are removed last. */
 static const char *const OUTPUTS[] = {"run.json", "model.safetensors", "state.safetensors", "metrics.csv",
-                                      "report.txt", "curves.png", "confusion.png", "confusion_test.png", NULL};
+                                      "report.txt", "curves.png", "confusion.png", "confusion_test.png",
+                                      "probes.jsonl", "film.html", "film.png", NULL};
 enum { N_OUTPUTS = sizeof OUTPUTS / sizeof *OUTPUTS - 1 };
 
 void rundir_path(char *buf, size_t len, const char *dir, const char *name) {
@@ -154,6 +155,22 @@ static void write_holder(int fd) {
     (void)ignored;
 }
 
+int rundir_check_idle(const char *dir, const char *doing, char *err, size_t errlen) {
+    char lock[4200];
+    rundir_path(lock, sizeof lock, dir, LOCK_NAME);
+    int fd = open(lock, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return EXIT_OK;   /* no lock file: no run holds the directory */
+    /* a shared lock, dropped at once, is refused only while a run holds its exclusive one */
+    int busy = flock(fd, LOCK_SH | LOCK_NB) != 0 && errno == EWOULDBLOCK;
+    char holder[512] = "";
+    if (busy) read_holder(fd, holder, sizeof holder);
+    close(fd);
+    if (!busy) return EXIT_OK;
+    return fail(err, errlen, ERR_INPUT, "%s is in use: a run is still writing it (%s holds %s/%s), so what it holds "
+                "is not yet what the run will record; wait for it to end, then %s", dir,
+                holder[0] ? holder : "another process", dir, LOCK_NAME, doing);
+}
+
 /* The first three markers present in dir, comma-separated into found (""
  * when none). */
 static void find_markers(const char *dir, const char *const *markers, char *found, size_t len) {
@@ -186,8 +203,7 @@ static int lock_dir(RunDir *rd, const char *dir, int create, FILE *log, int *bus
         struct stat st;
         if (stat(dir, &st) != 0) {
             if (!create) return fail(err, errlen, ERR_INPUT, "%s: %s", dir, strerror(errno));
-            if (make_dirs(dir, err, errlen) != 0) return ERR_RUNTIME;
-            rd->created = 1;
+            if (make_dirs_made(dir, &rd->created, err, errlen) != 0) return ERR_RUNTIME;
         } else if (!S_ISDIR(st.st_mode)) {
             return fail(err, errlen, ERR_INPUT, "%s exists and is not a directory", dir);
         }
@@ -353,6 +369,6 @@ void rundir_release(RunDir *rd) {
         close(rd->lock_fd);   /* drops the flock */
         rd->lock_fd = -1;
     }
-    if (rd->created) rmdir(rd->path);   /* fails, as it should, once the run wrote anything */
+    remove_made_dirs(rd->path, rd->created);   /* stops, as it should, at the first the run wrote in */
     rd->created = 0;
 }

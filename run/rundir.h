@@ -60,7 +60,8 @@ typedef struct {
 typedef struct {
     char path[4096];   /* the directory claimed */
     int lock_fd;       /* the open, flock()ed DIR/.lock; -1 when none is held (MPI ranks other than 0) */
-    int created;       /* 1: the claim made the directory, so an empty one is removed on release */
+    size_t created;    /* the claim made the directory and its parents path[0..created) on (0: none), so
+                          empty ones are removed on release */
 } RunDir;
 
 /* Claims dir under the policy: creates it, locks it, checks it does not
@@ -76,8 +77,14 @@ int rundir_claim(RunDir *rd, const DistContext *dist, const char *dir, const Run
  * to the log saying where the run writes). */
 int rundir_claim_numbered(RunDir *rd, const DistContext *dist, const char *base, const RunDirPolicy *policy,
                           char *err, size_t errlen);
+/* For a command that reads a run (reproduce, diff, eval): ERR_INPUT while a
+ * live process holds dir's lock (a run still writing it), the message
+ * naming the holder from the lock and ending "then <doing>"; EXIT_OK
+ * otherwise. Creates nothing; the shared lock it tries is dropped at once. */
+int rundir_check_idle(const char *dir, const char *doing, char *err, size_t errlen);
 /* Ends the claim: empties and removes the lock file, unlocks, and removes
- * the directory if the claim made it and nothing was written there. */
+ * the directory and the parents the claim made while nothing was written
+ * there (a run that failed first leaves no empty directories behind). */
 void rundir_release(RunDir *rd);
 
 #endif

@@ -11,6 +11,7 @@
 #include "formats/json.h"
 #include "formats/safetensors.h"
 #include "run/rundir.h"
+#include "text/dataset.h"
 
 /* The merges of a bpe vocabulary as a JSON array of [left, right] pairs
  * in learned order; NULL when out of memory. */
@@ -149,12 +150,20 @@ static int check_is_checkpoint(const char *path, const char *file, char *err, si
                 "model.safetensors)", file);
 }
 
+/* The index of the first label that training's rule refuses (why says
+ * why), or -1. */
+static int bad_label(char *const *labels, int n, char *why, size_t whylen) {
+    for (int i = 0; i < n; i++)
+        if (dataset_check_label(labels[i], strlen(labels[i]), why, whylen) != 0) return i;
+    return -1;
+}
+
 /* vocab, labels and tokenizer from the file's metadata. */
 static int read_text_metadata(const StFile *f, const char *file, const ModelConfig *cfg, SavedModel *s, char *err,
                               size_t errlen) {
     const char *tokenizer = st_meta(f, "tokenizer"), *vocab = st_meta(f, "vocab"), *labels = st_meta(f, "labels");
     char **vocab_items = NULL, **label_items = NULL;
-    int n_vocab = -1, n_labels = -1, rc = ERR_INPUT;
+    int n_vocab = -1, n_labels = -1, rc = ERR_INPUT, bad;
     char why[512] = "";
     if (!tokenizer && st_meta(f, "adam_step"))
         set_error(err, errlen, "%s: a training state (Adam moments and progress, for --resume), not a model: give "
@@ -169,6 +178,9 @@ static int read_text_metadata(const StFile *f, const char *file, const ModelConf
                   cfg->n_classes, why[0] ? ": " : "", why);
     else if (read_vocab(f, s, vocab_items, n_vocab, why, sizeof why) != 0)
         set_error(err, errlen, "%s: %s", file, why[0] ? why : "bad vocabulary");
+    else if ((bad = bad_label(label_items, n_labels, why, sizeof why)) >= 0)   /* what training refuses */
+        set_error(err, errlen, "%s: metadata 'labels': label %d: %s (training refuses such a label, so the checkpoint "
+                  "was not written by a training run: it is damaged or forged)", file, bad + 1, why);
     else if (n_labels > 0 && labels_from_names(&s->labels, label_items, n_labels) != 0)   /* none: pretraining */
         set_error(err, errlen, "%s: metadata 'labels' must list distinct, non-empty labels in byte order, as training "
                   "writes them", file);

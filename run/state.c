@@ -80,13 +80,15 @@ static int history_parse(TrainProgress *p, const char *text, int capacity) {
 #define BEST_KEPT_KEY "best_kept"
 /* The --epochs in force at the save: absent from older states (read as 0). */
 #define EPOCHS_KEY "epochs"
+/* The run's id (run.json's): absent from states of runs recorded without one. */
+#define RUN_ID_KEY "run_id"
 
 int state_save(const Model *m, const float *average, const TrainProgress *p, const char *dir, char *err,
                size_t errlen) {
     double v[N_COUNTERS];
     counters_get(p, v);
     char values[N_COUNTERS][40], averaged[24], epochs[24];
-    const char *keys[N_COUNTERS + 4], *vals[N_COUNTERS + 4];
+    const char *keys[N_COUNTERS + 5], *vals[N_COUNTERS + 5];
     for (int i = 0; i < N_COUNTERS; i++) {
         snprintf(values[i], sizeof values[i], "%.17g", v[i]);
         keys[i] = COUNTER_KEYS[i];
@@ -104,9 +106,12 @@ int state_save(const Model *m, const float *average, const TrainProgress *p, con
     snprintf(epochs, sizeof epochs, "%d", p->epochs);
     keys[N_COUNTERS + 3] = EPOCHS_KEY;
     vals[N_COUNTERS + 3] = epochs;
+    keys[N_COUNTERS + 4] = RUN_ID_KEY;
+    vals[N_COUNTERS + 4] = p->run_id;
     char path[4096];
     rundir_path(path, sizeof path, dir, "state.safetensors");
-    int rc = model_save_state(m, p->n_averaged > 0 ? average : NULL, path, keys, vals, N_COUNTERS + 4, err, errlen);
+    int n_keys = N_COUNTERS + 4 + (p->run_id[0] != 0);   /* a run recorded before ids saves none */
+    int rc = model_save_state(m, p->n_averaged > 0 ? average : NULL, path, keys, vals, n_keys, err, errlen);
     free(history);
     return rc == 0 ? EXIT_OK : ERR_RUNTIME;
 }
@@ -153,6 +158,10 @@ static int read_counters(const StFile *f, const char *path, TrainProgress *p, in
     if (kept && strcmp(kept, "0") != 0 && strcmp(kept, "1") != 0)
         return fail(err, errlen, ERR_INPUT, "%s: metadata '%s' is '%s', not 0 or 1", path, BEST_KEPT_KEY, kept);
     p->best_kept = kept ? kept[0] - '0' : -1;
+    const char *id = st_meta(f, RUN_ID_KEY);
+    if (id && (!*id || strlen(id) >= sizeof p->run_id))
+        return fail(err, errlen, ERR_INPUT, "%s: metadata '%s' is not a run id", path, RUN_ID_KEY);
+    snprintf(p->run_id, sizeof p->run_id, "%s", id ? id : "");
     return EXIT_OK;
 }
 

@@ -21,6 +21,7 @@ typedef struct {
                                   * epoch's or the average; -1: not known (a state written before the key) */
     int n_averaged;              /* --swa: epochs' end weights in the average so far */
     int epochs;                  /* the --epochs in force when saved (a resume may change it) */
+    char run_id[33];             /* the run's id as run.json holds it (run/record.h); "" when it has none */
     EpochRecord *history;        /* (n_history) finished epochs; room for the run's epochs */
     int n_history;
 } TrainProgress;
@@ -33,7 +34,8 @@ int state_save(const Model *m, const float *average, const TrainProgress *p, con
  * average, average (NULL: the run keeps none, and such a state is refused),
  * p->history getting room for at least capacity records. ERR_INPUT for a
  * missing or malformed file. A state written before --swa holds no count
- * and no average: n_averaged 0; one written before best_kept: -1. */
+ * and no average: n_averaged 0; one written before best_kept: -1; one
+ * written before run ids: run_id "". */
 int state_load(Model *m, float *average, TrainProgress *p, const char *dir, int capacity, char *err,
                size_t errlen);
 

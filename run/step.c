@@ -82,6 +82,7 @@ static int mlm_forward_backward(Trainer *t, long step, const int *rows, int n, i
     ForwardOptions opt = {.training = 1, .seed = (uint64_t)t->o->seed, .step = (uint64_t)step, .rows = rows};
     stats[0] = model_forward_mlm(m, t->mlm_tokens, t->mlm_targets, n, T, &opt);
     int M = model_mlm_count(m);
+    /* masked-token accuracy: no target is [UNK] (mlm_mask never selects it), so none counts */
     for (int i = 0; i < M; i++) stats[1] += model_mlm_predicted(m, i) == model_mlm_target(m, i);
     stats[3] = M;
     model_backward(m);

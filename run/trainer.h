@@ -8,6 +8,8 @@
 #include "run/corpus.h"
 #include "run/dist.h"
 #include "run/options.h"
+#include "run/probes.h"
+#include "run/record.h"
 #include "run/state.h"
 #include "text/bpe_dropout.h"
 
@@ -44,10 +46,13 @@ typedef struct {
     int paused;               /* 1: stopped by --stop-after, resumable */
     const char *piped;        /* a data path --resume cannot read again (a pipe, FIFO or device), or NULL */
     const char *piped_role;   /* its role: train, val or test */
+    char run_id[RECORD_ID_LEN + 1];   /* with --resume: run.json's ("" in a record older than ids) */
     ProgressBar bar;
     ObservationContext observe;   /* what the table's observation needs besides the history */
     double *class_stats;      /* (3, C): each class's val precision, val recall, share of the measured set */
+    ProbeSet *probes;         /* rank 0: the texts recorded each epoch (run/probes.h), or NULL */
 } Trainer;
+_Static_assert(sizeof ((TrainProgress *)0)->run_id == RECORD_ID_LEN + 1, "a state holds a run id of run.json's length");
 
 /* One optimisation step on batch s of the epoch (run/step.c): forward, loss
  * and backward on this rank's examples, the gradients summed over MPI ranks,

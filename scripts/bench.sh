@@ -8,7 +8,8 @@
 # peak. Then the targets of the "Speed" issue, a sequence-length sweep on the
 # small config, inference (./train predict against PyTorch under no_grad),
 # the busy machine (an 8-epoch run beside a process keeping one core busy,
-# default threads against --threads 1), and, for information, fastText's
+# default threads against --threads 1), the probes' recording cost (runs
+# with and without --no-probes), and, for information, fastText's
 # training time on the langid data next to ours.
 #
 # Writes the table to stdout, build/bench.csv and build/bench_seq.csv.
@@ -211,6 +212,25 @@ bench_extra() {
         "$(calc "${BUSY[busy,0]} / ${BUSY[busy,1]}")"
     local r=$(calc "${BUSY[busy,0]} / ${BUSY[busy,1]}")
     echo "  $(mark "$r <= 1.25") busy machine: default threads take $(num 2 "$r")x the --threads 1 time (target <= 1.25x)"
+    echo
+    # ---- the probes' cost: the same runs with and without recording (issue 40's targets)
+    echo "Probes: the demo (10 epochs of data/negation, 2 probes) and 20 epochs on 6300 examples (negation, before"
+    echo "and rare), each with and without probes (--no-probes), runs interleaved, median of $reps wall times."
+    cat data/negation/train.tsv data/before/train.tsv data/rare/train.tsv | grep -v '^#' >"$dir/probes-big.tsv"
+    local what with without limit
+    for what in demo big; do
+        local wt=() wo=() run=(./train data/negation/train.tsv --test data/negation/test.tsv --epochs 10) limit=1.02
+        [ $what = big ] && run=(./train "$dir/probes-big.tsv" --epochs 20) limit=1.01
+        for i in $(seq "$reps"); do
+            wt+=("$(seconds "${run[@]}" --quiet --overwrite --out "$dir/probes-with")")
+            wo+=("$(seconds "${run[@]}" --quiet --overwrite --no-probes --out "$dir/probes-without")")
+        done
+        with=$(median "${wt[@]}") without=$(median "${wo[@]}")
+        local ratio=$(calc "$with / $without")
+        printf "  %-5s with probes %7.2f s   without %7.2f s   ratio %.4f   %s\n" "$what" "$with" "$without" "$ratio" \
+            "$(mark "$ratio <= $limit") (target <= $limit)"
+        echo "  $what record: $(wc -c <"$dir/probes-with/probes.jsonl") bytes in $dir/probes-with/probes.jsonl"
+    done
     echo
     # ---- fastText on langid, for information
     echo "fastText (for information): training time on data/langid (5 epochs each; ours: --tokenizer char"

@@ -2,7 +2,8 @@
 # demo.sh: `make demo`: trains the default model on the committed negation
 # data (word order alone decides the label), then walks one review through
 # the trained model stage by stage (trace, drawing its attention), and labels
-# two reviews that use the same words in another order (predict).
+# two reviews that use the same words in another order (predict); last, the
+# film of the probes the training recorded every epoch (./train film).
 # Extra arguments go to the training; DEMO_OUT moves the run (scripts/docs.sh
 # generates the README's excerpts from this script's output).
 set -euo pipefail
@@ -26,3 +27,4 @@ run ./train predict --model "$out" --probs --header "the food was good , not bad
 echo
 echo "Pictures: $out/curves.png (loss and accuracy per epoch), $out/confusion.png, and each head's"
 echo "attention in $out/trace/. Try next: ./train compare-pe data/negation/train.tsv --test data/negation/test.tsv"
+run ./train film "$out"

@@ -14,7 +14,7 @@ export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
 export UBSAN_OPTIONS=print_stacktrace=1
 
 chmod 755 "$tmp"   # the unreadable-file case runs as another user
-README=$PWD/README.md
+DOCS=("$PWD/README.md" "$PWD/docs/FAILURES.md" "$PWD/docs/TESTING.md")   # they count these cases
 cd "$tmp" || exit 1
 TINY=(--d-model 16 --heads 2 --d-ff 32 --layers 1 --max-len 16 --epochs 1 --batch-size 4 --threads 1 --quiet)
 
@@ -296,12 +296,12 @@ rm "$tmp/norecord/run.json"
 case_run "no run.json on diff" 2 "norecord/run\.json: No such file" diff "$tmp/norecord" "$tmp/stopped"
 
 echo "REPORT bad input: $cases cases (data, options, checkpoints), each under ./train and the ASan/UBSan build"
-# The README counts these cases in two places; both must say this run's number.
-said=$(grep -oE "[0-9]+ bad-input and|runs [0-9]+ such cases" "$README" | grep -oE "[0-9]+" | tr '\n' ' ')
-if [ "$said" = "$cases $cases " ]; then
-    pass "the README's two counts of bad-input cases say $cases"
+# README.md and docs/ count these cases; every count must say this run's number.
+said=$(grep -ohE "[0-9]+ bad-input and|runs [0-9]+ such cases" "${DOCS[@]}" | grep -oE "[0-9]+" | sort -u | tr '\n' ' ')
+if [ "$said" = "$cases " ] && [ "$(grep -ohE "[0-9]+ bad-input and|runs [0-9]+ such cases" "${DOCS[@]}" | wc -l)" -ge 3 ]; then
+    pass "README.md, docs/FAILURES.md and docs/TESTING.md count $cases bad-input cases, as this run made"
 else
-    fail "the README counts '${said% }' bad-input cases; this run made $cases (update $README)"
+    fail "the docs count '${said% }' bad-input cases (README.md, docs/FAILURES.md, docs/TESTING.md); this run made $cases (update them)"
 fi
 
 finish test_bad_input

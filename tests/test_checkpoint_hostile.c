@@ -177,6 +177,32 @@ static void check_non_finite(const ModelConfig *cfg, const char *model_path, con
     }
 }
 
+/* Labels training refuses (a tab, a line break, DEL, a surrounding space),
+ * in a checkpoint with a valid checksum, are refused by training's own rule
+ * (predict printed one line more than its inputs); others load. */
+static void check_labels(const ModelConfig *cfg, const char *model_path, const char *state_path) {
+    static const char *const refused[] = {"[\"neg\",\"p\\tos\"]", "[\"neg\",\"p\\nos\"]", "[\"neg\",\"p\\u007fos\"]",
+                                          "[\"neg\",\"pos \"]"};
+    static const char *const why[] = {"control character (byte 0x09", "control character (byte 0x0a",
+                                      "control character (byte 0x7f", "starts or ends with a space"};
+    char err[512];
+    for (int i = 0; i < 5; i++) {
+        Model *m = write_files(cfg, model_path, state_path);
+        if (!m) return;
+        const char *keys[] = {"tokenizer", "vocab", "labels", "epoch"};
+        const char *vals[] = {"word", VOCAB, i < 4 ? refused[i] : "[\"neg\",\"pos itif \\u00e9t\\u00e9\"]", "3"};
+        CHECK(model_save(m, NULL, model_path, keys, vals, 4, err, sizeof err) == 0, "model_save: %s", err);
+        if (i < 4) {
+            CHECK(!checkpoint_loads(model_path, err, sizeof err), "labels %s were accepted", refused[i]);
+            CHECK(strstr(err, "model.safetensors: metadata 'labels': label 2: ") && strstr(err, why[i]),
+                  "labels %s: the message does not name the file, the label and the rule: %s", refused[i], err);
+        } else {
+            CHECK(checkpoint_loads(model_path, err, sizeof err), "labels with a space inside and UTF-8 were refused: %s", err);
+        }
+        model_free(m);
+    }
+}
+
 int main(void) {
     char dir[] = "/tmp/test_checkpoint_hostile_XXXXXX";
     if (!mkdtemp(dir)) { perror("mkdtemp"); return 1; }
@@ -198,6 +224,7 @@ int main(void) {
         model_free(m);
     }
     check_non_finite(&configs[0], model_path, state_path);
+    check_labels(&configs[0], model_path, state_path);
     unlink(model_path);
     unlink(state_path);
     unlink(scratch);

@@ -8,7 +8,9 @@
  *   - a sequence with candidates always has at least one selected;
  *   - targets hold the original id where selected, -1 elsewhere, and the
  *     count returned is theirs;
- *   - the masks depend neither on padding nor on the thread count.
+ *   - the masks depend neither on padding nor on the thread count;
+ *   - masked-token accuracy never counts an [UNK] guess for an [UNK] token
+ *     right: [UNK] is never a target, so it is left out of the count.
  * The gradient test and the twin take the masked batch as given, so a wrong
  * rate or split would pass them; this test is where the rule is checked. */
 #include <math.h>
@@ -19,7 +21,9 @@
 #include <omp.h>
 #endif
 
+#include "model.h"
 #include "nn/mlm.h"
+#include "run/evaluate.h"
 #include "tests/check.h"
 
 /* |count - n p| within 5 standard deviations of a binomial(n, p). */
@@ -179,9 +183,55 @@ static void test_invariance(void) {
     CHECK(memcmp(targets_one, targets, sizeof targets) != 0, "step 11 and step 12 selected the same positions");
 }
 
+/* [UNK] in masked-token accuracy: excluded, as Hugging Face's masking
+ * excludes it. A model whose head always guesses [UNK] (its output bias
+ * raised far above the rest), evaluated on texts mostly of [UNK] with a
+ * word or two, must score 0 correct: were an [UNK] position ever a target,
+ * the [UNK] guess there would count as right. */
+static void test_accuracy_unk(void) {
+    enum { N = 40, LEN = 12, V = 9 };
+    ModelConfig cfg = model_config_default();
+    cfg.vocab_size = V;
+    cfg.max_len = LEN;
+    cfg.d_model = 8;
+    cfg.n_heads = 2;
+    cfg.d_ff = 16;
+    cfg.n_layers = 1;
+    cfg.n_classes = 0;   /* the MLM head */
+    cfg.emb_scale = sqrtf(8.0f);
+    char err[256];
+    Model *m = model_create(&cfg, 8, err, sizeof err);
+    const ParamTensor *bias = m ? model_find_tensor(m, "mlm.bias") : NULL;
+    if (!bias) {
+        CHECK(0, "a pretraining model with an mlm.bias: %s", m ? "no such tensor" : err);
+        model_free(m);
+        return;
+    }
+    model_init(m, 3);
+    m->params[bias->offset + TOKEN_UNK] = 1e4f;
+    static int ids[N * LEN], lengths[N], labels[N];
+    static size_t offsets[N];
+    for (int i = 0; i < N; i++) {   /* [CLS] [UNK] ... with a word at 2 or 3 places ... [SEP] */
+        offsets[i] = (size_t)i * LEN;
+        lengths[i] = LEN;
+        labels[i] = -1;
+        for (int t = 0; t < LEN; t++)
+            ids[i * LEN + t] = t == 0 ? TOKEN_CLS : t == LEN - 1 ? TOKEN_SEP
+                               : (t + i) % 4 == 0 ? N_SPECIAL_TOKENS + (t + i) % (V - N_SPECIAL_TOKENS) : TOKEN_UNK;
+    }
+    EncodedDataset d = {.ids = ids, .offsets = offsets, .lengths = lengths, .labels = labels, .n = N, .longest = LEN};
+    double sums[3];
+    int rc = evaluate_mlm(m, &d, 0, 42, sums, err, sizeof err);
+    CHECK(rc == 0 && sums[2] > 0 && sums[1] == 0, "a model guessing [UNK] everywhere on texts mostly of [UNK]: %g of "
+          "%g masked tokens counted right, want 0 (an [UNK] token is never a target)%s%s", sums[1], sums[2],
+          rc ? ": " : "", rc ? err : "");
+    model_free(m);
+}
+
 int main(void) {
     test_rates();
     test_at_least_one();
     test_invariance();
+    test_accuracy_unk();
     return check_summary("test_mlm");
 }

@@ -1,4 +1,4 @@
-#!/usr/bin/env bash
+# test_mpi.sh: data-parallel training over MPI: 2, 3 and 4 ranks match one process with dropout on (1e-5 relative per epoch, same predictions), reproduce themselves byte for byte, resume, stop together on a signal, and a killed rank stops the job with the checkpoint intact; a job's redirected log holds no progress bar; pretraining splits off the one process's validation texts.
 # test_mpi.sh: data-parallel training over MPI: 2, 3 and 4 ranks match one process with dropout on (1e-5 relative per epoch, same predictions), reproduce themselves byte for byte, resume, stop together on a signal, and a killed rank stops the job with the checkpoint intact.
 # Run from the project root after `make` (built with MPI when mpicc is installed); skips when MPI is not there.
 source "$(dirname "$0")/lib.sh"
@@ -317,6 +317,34 @@ if (cd "$tmp/numbered" && "${MPIRUN[@]}" -np 2 "$TRAIN" train.tsv "${TINY[@]}" -
     pass "under mpirun the default directory is numbered too: runs/train, then runs/train-2"
 else
     fail "default directory under mpirun: $(head -c 300 "$tmp/err.txt"); $(ls "$tmp/numbered/runs" 2>&1)"
+fi
+
+# ----------------------------------------------------- the log of a job
+# Open MPI hands rank 0 a pseudo-terminal even when mpirun's output goes to a
+# file: the progress bar's carriage returns and escape codes must not land there.
+"${MPIRUN[@]}" -np 2 "$TRAIN" "$tmp/train.tsv" --d-model 16 --heads 2 --d-ff 32 --layers 1 --max-len 16 --epochs 2 \
+    --threads 1 --out "$tmp/logged" >"$tmp/logged.txt" 2>&1
+rc=$?
+if [ $rc -eq 0 ] && [ "$(grep -c '^    2 |' "$tmp/logged.txt")" = 1 ] && ! grep -q $'[\r\033]' "$tmp/logged.txt"; then
+    pass "a 2-rank job's redirected log holds its epoch rows and no carriage return or escape code"
+else
+    fail "2-rank log: exit $rc, $(grep -c $'[\r\033]' "$tmp/logged.txt") lines with a carriage return or escape: $(head -c 400 "$tmp/logged.txt" | cat -v)"
+fi
+
+# Pretraining's validation split ignores labels (unique ids as labels) and is
+# the one process's: the same held-out texts, so the same held-out numbers.
+awk '{ print "id" NR "\t" $2 }' FS='\t' "$tmp/train.tsv" >"$tmp/ids.tsv"
+PRE=(pretrain "$tmp/ids.tsv" --d-model 16 --heads 2 --d-ff 32 --layers 1 --max-len 16 --vocab-size 200 --epochs 2
+     --threads 1)   # not --quiet: the first line says how many texts are held out
+"$TRAIN" "${PRE[@]}" --out "$tmp/pre-1" >"$tmp/pre-1.txt" 2>&1 || fail "pretrain on ids: one process: $(tail -2 "$tmp/pre-1.txt")"
+"${MPIRUN[@]}" -np 3 "$TRAIN" "${PRE[@]}" --out "$tmp/pre-3" >"$tmp/pre-3.txt" 2>&1 ||
+    fail "pretrain on ids: 3 ranks: $(tail -2 "$tmp/pre-3.txt")"
+worst=$(max_relative_loss_diff "$tmp/pre-1/metrics.csv" "$tmp/pre-3/metrics.csv")
+held() { grep -oE '[0-9]+ validation$' "$1"; }
+if [ -n "$(held "$tmp/pre-1.txt")" ] && [ "$(held "$tmp/pre-1.txt")" = "$(held "$tmp/pre-3.txt")" ] && within_limit "$worst"; then
+    pass "pretrain on unique ids over 3 ranks: the one process's split ($(held "$tmp/pre-3.txt")), losses within $worst"
+else
+    fail "pretrain split over 3 ranks: '$(held "$tmp/pre-1.txt")' vs '$(held "$tmp/pre-3.txt")', losses differ by $worst"
 fi
 
 # ----------------------------------------------------------- one process

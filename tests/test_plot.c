@@ -23,6 +23,7 @@
 
 #include "tests/check.h"
 #include "report/canvas.h"
+#include "report/classreport.h"
 #include "report/font.h"
 #include "report/plot.h"
 #include "report/ticks.h"
@@ -166,6 +167,58 @@ static void test_gaps_and_single_epoch(void) {
     for (int i = 0; i < LONG; i++) flat[i] = 0.25;
     long n_flat = series_pixels("flat.png", flat, LONG, &ok);
     CHECK(n_flat > 600, "flat long series drawn: %ld", n_flat);
+}
+
+/* The colour 4 px inside the top left corner of cell (r, c) of an n x n
+ * grid: the grid found by its outline, the first row of 100 or more
+ * 0x555555 pixels in a line (the colour bar's is 18 wide). 0 if not found. */
+static uint32_t grid_cell_color(const Image *im, int n, int r, int c) {
+    for (int y = 0; y < im->h; y++)
+        for (int x = 0, run = 0; x < im->w; x++) {
+            const unsigned char *p = im->rgb + ((size_t)y * im->w + x) * 3;
+            run = p[0] == 0x55 && p[1] == 0x55 && p[2] == 0x55 ? run + 1 : 0;
+            if (run < 100 || (x + 1 < im->w && p[3] == 0x55 && p[4] == 0x55 && p[5] == 0x55)) continue;
+            int gx = x - run + 2, cell = (run - 2) / n;   /* the outline is 1 px outside the grid */
+            const unsigned char *q = im->rgb + ((size_t)(y + 1 + r * cell + 4) * im->w + gx + c * cell + 4) * 3;
+            return (uint32_t)q[0] << 16 | (uint32_t)q[1] << 8 | q[2];
+        }
+    return 0;
+}
+
+/* confusion.png colours a cell by its share of its row (recall on the
+ * diagonal): a rare class always right has the darkest diagonal cell, one
+ * always wrong the lightest, though its 3 examples are few beside 900 */
+static void test_confusion_shares(void) {
+    enum { COMMON = 900, RARE = 3, N = 2 * COMMON + RARE };
+    static int truth[N], right[N], wrong[N];
+    for (int i = 0; i < N; i++) {
+        truth[i] = i < COMMON ? 0 : i < 2 * COMMON ? 1 : 2;
+        right[i] = i % 9 == 0 && truth[i] < 2 ? 1 - truth[i] : truth[i];   /* the common classes 8 of 9 right */
+        wrong[i] = truth[i] == 2 ? 0 : right[i];
+    }
+    static const char *const names[3] = {"common", "other", "rare"};
+    const int *predicted[2] = {right, wrong};
+    uint32_t diagonal[2] = {0, 0}, row_total[2] = {0, 0};
+    for (int k = 0; k < 2; k++) {
+        char path[256], err[256] = "";
+        ClassReport rep;
+        CHECK(classreport_compute(&rep, truth, predicted[k], N, 3) == 0, "classreport_compute");
+        int rc = classreport_confusion_png(&rep, names, "test", tmp_path(k ? "cm-wrong.png" : "cm-right.png", path,
+                                           sizeof path), err, sizeof err);
+        CHECK(rc == 0, "confusion png: %s", err);
+        classreport_free(&rep);
+        Image im = load_png(path);
+        if (!im.rgb) continue;
+        diagonal[k] = grid_cell_color(&im, 3, 2, 2);
+        row_total[k] = grid_cell_color(&im, 3, 2, 0);
+        stbi_image_free(im.rgb);
+    }
+    CHECK(diagonal[0] == PLOT_SEQUENTIAL_HIGH && diagonal[1] == PLOT_SEQUENTIAL_LOW,
+          "the rare class's diagonal cell: %06X when always right (want the darkest, %06X), %06X when always wrong "
+          "(want the lightest, %06X)", (unsigned)diagonal[0], (unsigned)PLOT_SEQUENTIAL_HIGH, (unsigned)diagonal[1],
+          (unsigned)PLOT_SEQUENTIAL_LOW);
+    CHECK(row_total[1] == PLOT_SEQUENTIAL_HIGH, "the rare class all predicted 'common': that cell %06X, want %06X",
+          (unsigned)row_total[1], (unsigned)PLOT_SEQUENTIAL_HIGH);
 }
 
 static void test_heatmaps(void) {
@@ -407,7 +460,8 @@ static void test_diverging(void) {
     /* a 1 x 3 map of -1, 0, 1: the cells in blue, white and red, from the PNG */
     char path[256], err[256] = "";
     float values[3] = {-1, 0, 1};
-    PlotHeatmap map = {values, 1, 3, NULL, NULL, "pe", "position", "dimension", PLOT_MAP_DIVERGING};
+    PlotHeatmap map = {.values = values, .rows = 1, .cols = 3, .title = "pe", .row_title = "position",
+                       .col_title = "dimension", .colormap = PLOT_MAP_DIVERGING};
     int w = 0, h = 0;
     CHECK(plot_heatmap(tmp_path("diverging.png", path, sizeof path), &map, &w, &h, err, sizeof err) == 0,
           "diverging heatmap: %s", err);
@@ -431,7 +485,7 @@ static void test_diverging(void) {
           "axis titles widen the picture: %dx%d vs %dx%d", w, h, w2, h2);
     /* the scale is symmetric: -0.5 with a maximum of 2 is light, not the darkest blue */
     float lopsided[2] = {-0.5f, 2.0f};
-    PlotHeatmap l = {lopsided, 1, 2, NULL, NULL, NULL, NULL, NULL, PLOT_MAP_DIVERGING};
+    PlotHeatmap l = {.values = lopsided, .rows = 1, .cols = 2, .colormap = PLOT_MAP_DIVERGING};
     CHECK(plot_heatmap(tmp_path("lopsided.png", path, sizeof path), &l, NULL, NULL, err, sizeof err) == 0, "%s", err);
     im = load_png(path);
     if (im.rgb) {
@@ -622,6 +676,7 @@ int main(void) {
     test_curves();
     test_gaps_and_single_epoch();
     test_heatmaps();
+    test_confusion_shares();
     test_errors_and_atomicity();
     test_text();
     test_diverging();

@@ -29,6 +29,21 @@ cmp -s "$tmp/p1/model.safetensors" "$tmp/p3/model.safetensors" && [ "$(numbers "
 grep -v '^#' data/negation/train.tsv | head -n 300 > "$tmp/labelled.tsv"
 "$TRAIN" pretrain "$tmp/labelled.tsv" --out "$tmp/p4" "${TINY[@]}" --threads 1 > /dev/null 2>&1 \
     && pass "a TSV's labels are ignored" || fail "pretrain on a TSV"
+# the validation split ignores labels too: unique ids as labels split like the
+# bare texts (one seeded random split), so the model is byte for byte theirs
+awk '{ print "id" NR "\t" $0 }' "$tmp/texts.txt" > "$tmp/ids.tsv"
+"$TRAIN" pretrain "$tmp/ids.tsv" --out "$tmp/p6" "${TINY[@]}" --threads 1 > "$tmp/p6.log" 2>&1; rc=$?
+[ $rc -eq 0 ] && cmp -s "$tmp/p1/model.safetensors" "$tmp/p6/model.safetensors" \
+    && pass "pretrain on id<TAB>text with unique ids: split as the bare texts are (labels ignored)" \
+    || fail "pretrain on unique ids: exit $rc, $(tail -2 "$tmp/p6.log")"
+# --val takes the formats TEXTS takes: plain text reads as the same texts labelled
+grep -v '^#' data/negation/test.tsv | head -n 40 > "$tmp/val.tsv"
+cut -f2 "$tmp/val.tsv" > "$tmp/val.txt"
+"$TRAIN" pretrain "$tmp/texts.txt" --val "$tmp/val.txt" --out "$tmp/p7" "${TINY[@]}" --threads 1 > "$tmp/p7.log" 2>&1; rc=$?
+"$TRAIN" pretrain "$tmp/texts.txt" --val "$tmp/val.tsv" --out "$tmp/p8" "${TINY[@]}" --threads 1 > /dev/null 2>&1
+[ $rc -eq 0 ] && [ -s "$tmp/p7/metrics.csv" ] && [ "$(numbers "$tmp/p7/metrics.csv")" = "$(numbers "$tmp/p8/metrics.csv")" ] \
+    && pass "pretrain --val reads plain text, as TEXTS (the same numbers as the texts in a TSV)" \
+    || fail "pretrain --val plain text: exit $rc, $(tail -2 "$tmp/p7.log")"
 "$TRAIN" eval --model "$tmp/p1" "$tmp/labelled.tsv" > /dev/null 2> "$tmp/e.log"
 rc=$?
 [ $rc -eq 2 ] && grep -q "is a pretraining run (a masked-language model): it has no classes to evaluate; .*--init" "$tmp/e.log" \
@@ -36,6 +51,29 @@ rc=$?
 
 "$TRAIN" "$tmp/labelled.tsv" --init "$tmp/p1" --out "$tmp/c1" --epochs 1 --lr 0 --weight-decay 0 --quiet \
     > "$tmp/c1.log" 2>&1 || fail "--init: $(tail -2 "$tmp/c1.log")"
+# it says what it takes and drops: from a pretrain run its masked-LM head, from a
+# classifier's run (fine-tuning it again) its classifier head and classes (--seed 7: c1's head is
+# seed 42's untrained draw, which a fresh head of the default seed would equal)
+TAKES="this run takes its tokenizer and vocabulary ([0-9]* bpe tokens), embeddings and 1 encoder layer; it drops its"
+grep -q "^note: --init $tmp/p1 is a pretrain run: $TAKES masked-LM head; the head for this data's 2 classes starts fresh" \
+    "$tmp/c1.log" && pass "--init from a pretrain run says what it takes and drops" \
+    || fail "--init from a pretrain run: $(grep -- --init "$tmp/c1.log")"
+"$TRAIN" "$tmp/labelled.tsv" --init "$tmp/c1" --out "$tmp/c3" --pool cls --epochs 1 --lr 0 --weight-decay 0 --seed 7 --quiet \
+    > "$tmp/c3.log" 2>&1; rc=$?
+[ $rc -eq 0 ] && grep -q "^note: --init $tmp/c1 is a classifier's run: $TAKES classifier head (2 classes: neg, pos) and its mean pooling (--pool is this run's own); the head for" "$tmp/c3.log" \
+    && pass "--init from a classifier's run says it drops that run's head and pooling" \
+    || fail "--init from a classifier's run: exit $rc, $(cat "$tmp/c3.log")"
+if ! command -v python3 > /dev/null; then
+    skip "--init from a classifier's run: weights not compared (python3 reads the checkpoints; apt-get install python3)"
+elif python3 - "$tmp/c1/model.safetensors" "$tmp/c3/model.safetensors" <<'PY'
+import json, struct, sys
+def tensors(path):   # with lr 0: all but the head as the classifier's, the head drawn afresh
+    b = open(path, "rb").read(); n = struct.unpack("<Q", b[:8])[0]; h = json.loads(b[8:8 + n]); h.pop("__metadata__")
+    return {k: b[8 + n + v["data_offsets"][0]:8 + n + v["data_offsets"][1]] for k, v in h.items()}
+a, c = tensors(sys.argv[1]), tensors(sys.argv[2])
+sys.exit(0 if a.keys() == c.keys() and all(a[k] == c[k] for k in a if not k.startswith("head.")) and a["head.weight"] != c["head.weight"] else 1)
+PY
+then pass "--init from a classifier's run: its encoder copied exactly, its head not"; else fail "--init classifier weights"; fi
 "$TRAIN" "$tmp/labelled.tsv" --init "$tmp/p1" --d-model 32 --out "$tmp/c2" --quiet > "$tmp/c2.log" 2>&1
 rc=$?
 [ $rc -eq 2 ] && grep -q 'disagrees with --init' "$tmp/c2.log" && pass "--init with another --d-model is a usage error" \
@@ -110,7 +148,18 @@ rc=$?
 "$TRAIN" diff "$tmp/p1" "$tmp/p4" > "$tmp/d1.log" 2>&1
 rc=$?
 row=$(awk -F, 'NR == 4 { printf "%8.4f %8.4f", $2, $3 }' "$tmp/p1/metrics.csv")
-[ $rc -eq 0 ] && grep -q '^0 options differ' "$tmp/d1.log" && grep -q "^    3 | $row" "$tmp/d1.log" \
+# p1 read texts.txt, p4 labelled.tsv: the same options on other data, whose digests diff marks
+[ $rc -eq 0 ] && grep -q '^0 options and 1 data file differ' "$tmp/d1.log" && grep -q "^    3 | $row" "$tmp/d1.log" \
     && pass "diff of two pretrain runs: options and masked-token traces" || fail "diff of pretrain runs: exit $rc, $(tail -3 "$tmp/d1.log")"
+# compare-pe --task pretrain: its summary gives masked-token accuracy and
+# perplexity, the held-out numbers each run's metrics.csv holds for its last epoch
+"$TRAIN" compare-pe "$tmp/texts.txt" --task pretrain "${TINY[@]}" --lr 0.01 --out "$tmp/cmp" > "$tmp/cmp.log" 2>&1; rc=$?
+last() { awk -F, -v c="$2" -v f="$3" 'END { printf f, $c }' "$tmp/cmp/pe-$1/metrics.csv"; }
+acc="$(last sinusoidal 6 %.4f) with sinusoidal PE, $(last none 6 %.4f) without"
+ppl="$(last sinusoidal 7 %.2f) with sinusoidal PE, $(last none 7 %.2f) without"
+[ $rc -eq 0 ] && grep -q "^final masked-token accuracy (held-out texts): $acc" "$tmp/cmp.log" \
+    && grep -q "^final masked-token perplexity (held-out texts): $ppl" "$tmp/cmp.log" \
+    && pass "compare-pe --task pretrain sums up masked-token accuracy ($acc) and perplexity from the runs" \
+    || fail "compare-pe --task pretrain: exit $rc, expected accuracy $acc, perplexity $ppl: $(grep -i "final\|error" "$tmp/cmp.log")"
 
 finish test_pretrain

@@ -110,6 +110,27 @@ $TRAIN diff "$tmp/a" "$tmp/unfinished" > "$tmp/diff2.txt" 2>&1; rc=$?
     && grep -q "val loss" "$tmp/diff2.txt" \
     && pass "diff with an unfinished run: exit 0, a note, the other run's 3 epochs" \
     || fail "diff with an unfinished run: exit $rc: $(cat "$tmp/diff2.txt")"
+# diff of two runs on different data at long paths with the same last 40 characters: the digest row is
+# marked and counted, and both paths are shown whole, so they cannot look the same
+for side in one two; do
+    long="$tmp/$side-$(printf 'd%.0s' $(seq 1 40))/same-tail-of-a-long-data-file-name"
+    mkdir -p "$long" && cp "$tmp/data.tsv" "$long/train.tsv"
+done
+long_b=$long
+printf 'xy\tx y a\n' >> "$long_b/train.tsv"   # one more line: other data
+for side in one two; do
+    $TRAIN "$tmp/$side-"*/same-tail-of-a-long-data-file-name/train.tsv --out "$tmp/data-$side" "${TINY[@]}" --epochs 1 \
+        --quiet > /dev/null || fail "training run on the $side data"
+done
+$TRAIN diff "$tmp/data-one" "$tmp/data-two" > "$tmp/diff3.txt" 2>&1; rc=$?
+sha_two=$(sha256sum "$long_b/train.tsv" | cut -c 1-25)
+[ $rc -eq 0 ] && grep -qE "^train sha256 +${sha:0:25}\.\.\. +${sha_two}\.\.\. +\*$" "$tmp/diff3.txt" \
+    && grep -q '^0 options and 1 data file differ (marked \*)$' "$tmp/diff3.txt" \
+    && [ "$(grep -c ' \*$' "$tmp/diff3.txt")" -eq 1 ] \
+    && grep -qxF "  (a) $tmp/one-$(printf 'd%.0s' $(seq 1 40))/same-tail-of-a-long-data-file-name/train.tsv" "$tmp/diff3.txt" \
+    && grep -qxF "  (b) $long_b/train.tsv" "$tmp/diff3.txt" \
+    && pass "diff of runs on other data: the train digest marked and counted, both long paths whole" \
+    || fail "diff of runs on other data: exit $rc: $(head -n 8 "$tmp/diff3.txt"; grep 'differ' "$tmp/diff3.txt")"
 echo "REPORT reproduce: identical at 1 and 2 threads; changed data refused; diff marks --lr"
 
 finish test_reproduce

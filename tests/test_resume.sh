@@ -242,6 +242,32 @@ else
     fail "overflowing weights: exit $rc, stderr: $(cat "$tmp/err.txt")"
 fi
 
+# ------------------------------------------------- a state of another run
+# A state of the same shapes from a run with another seed, put in a run's
+# directory: --resume refuses it (exit 2, naming both files and both ids)
+# and changes no file of the run (it resumed and rewrote metrics.csv's epoch
+# 1); with its own state back, the run resumes to its end.
+"$TRAIN" "${SMALL[@]}" --threads 1 --stop-after 1 --out "$tmp/mine" >/dev/null || fail "run mine failed"
+"$TRAIN" "${SMALL[@]}" --threads 1 --stop-after 1 --seed 7 --out "$tmp/theirs" >/dev/null || fail "run theirs failed"
+cp "$tmp/mine/state.safetensors" "$tmp/mine.state"
+cp "$tmp/theirs/state.safetensors" "$tmp/mine/state.safetensors"
+files_of() { (cd "$1" && find . -type f ! -name .lock -print0 | sort -z | xargs -0 sha256sum); }
+before=$(files_of "$tmp/mine")
+id_mine=$(sed -n 's/^  "run_id": "\([0-9a-f]*\)",$/\1/p' "$tmp/mine/run.json")
+id_theirs=$(sed -n 's/^  "run_id": "\([0-9a-f]*\)",$/\1/p' "$tmp/theirs/run.json")
+"$TRAIN" --resume "$tmp/mine" --quiet --threads 1 >/dev/null 2>"$tmp/err.txt"
+rc=$?
+if [ "$rc" -eq 2 ] && [ ${#id_mine} -eq 32 ] && [ ${#id_theirs} -eq 32 ] && [ "$id_mine" != "$id_theirs" ] &&
+    grep -qF "cannot resume $tmp/mine: $tmp/mine/state.safetensors is not this run's: its run id is $id_theirs, and $tmp/mine/run.json records $id_mine" "$tmp/err.txt" &&
+    [ "$(files_of "$tmp/mine")" = "$before" ]; then
+    pass "another run's state refused: exit 2, '$(cut -c1-100 "$tmp/err.txt")...'; no file of the run changed"
+else
+    fail "another run's state: exit $rc, $(cat "$tmp/err.txt"); files changed: $(diff <(echo "$before") <(files_of "$tmp/mine") | head -n 4)"
+fi
+cp "$tmp/mine.state" "$tmp/mine/state.safetensors"
+"$TRAIN" --resume "$tmp/mine" --quiet --threads 1 >/dev/null 2>"$tmp/err.txt" && [ "$(($(wc -l <"$tmp/mine/metrics.csv") - 1))" -eq 4 ] \
+    && pass "with its own state back the run resumes to its 4 epochs" || fail "own state: $(cat "$tmp/err.txt")"
+
 # A loss that overflows in the first epoch (no checkpoint yet, clipping
 # off): the message says nothing was saved and offers --clip, not "a lower
 # --clip"; training into that directory again is refused with --overwrite as

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# test_rundir.sh: a run is never lost or clobbered (SPEC sections 2 and 8): a rerun into a run is refused and leaves it byte-identical (also with --overwrite=no), --overwrite replaces it, default directories are numbered, one process per directory (a second is refused naming the first, which finishes; a kill -9's lock is taken over), reproduce and compare-pe follow the rule, FIFO and process-substitution input, /dev/zero and an endless line refused at the line limit, a full disk and a read-only directory (exit 1 naming the file, no temporary file, the last checkpoint loads), a recorded data file missing on --resume; all under ./train and the sanitizer build.
+# test_rundir.sh: a run is never lost or clobbered (SPEC sections 2 and 8): a rerun into a run is refused and leaves it byte-identical (also with --overwrite=no), --overwrite replaces it, default directories are numbered, one process per directory (a second is refused naming the first, which finishes; a kill -9's lock is taken over), reproduce and compare-pe follow the rule, FIFO and process-substitution input, /dev/zero and an endless line refused at the line limit, a full disk and a read-only directory (exit 1 naming the file, no temporary file, the last checkpoint loads), a recorded data file missing on --resume, a failed --out leaving no directory it made; all under ./train and the sanitizer build.
 # Run from the project root after `make test` has built ./train and build/train-asan.
 # The full-disk and read-only cases mount a small tmpfs in a private mount namespace (unshare -m as root, unshare -rm otherwise); where that is refused they say skipped.
 source "$(dirname "$0")/lib.sh"
@@ -302,6 +302,19 @@ for bin in "$TRAIN" "$ASAN"; do
     if wait_for busy2/metrics.csv "^1," "$pid"; then
         expect "second run during training" 2 "busy2 is in use by another run \(pid $pid " data.tsv "${TINY[@]}" \
             --epochs 1 --out busy2
+        # reproduce, diff and eval of the run in use: refused naming it (reproduce reported a false DIFFERENT);
+        # the run is stopped (SIGSTOP, lock held) meanwhile so that it cannot end before they do
+        kill -STOP "$pid"
+        expect "reproduce of a run in use" 2 "^error: busy2 is in use: a run is still writing it \(pid $pid on host .* holds busy2/\.lock\).*then reproduce it" \
+            reproduce busy2 --threads 1 --quiet &&
+            refusal=$(first_line "in use" | cut -c 1-100) &&
+            verify "a refused reproduce wrote busy2/reproduce" [ ! -e busy2/reproduce ] &&
+            expect "diff with a run in use" 2 "^error: busy2 is in use: .*\(pid $pid .*then compare it" diff first busy2 &&
+            expect "eval of a run in use" 2 "^error: busy2 is in use: .*\(pid $pid .*then evaluate it" \
+                eval --threads 1 --model busy2/model.safetensors data.tsv &&
+            expect "diff of two idle runs" 0 "" diff first runs/data &&
+            pass "$name: reproduce, diff and eval of a run in training refused (exit 2) naming pid $pid: '$refusal...'"
+        kill -CONT "$pid"
         alive=1
         kill -0 "$pid" 2>/dev/null || alive=0
         wait "$pid"
@@ -402,6 +415,22 @@ for bin in "$TRAIN" "$ASAN"; do
         --resume orphan && pass "$name: --resume with its data file deleted: exit 2, '$(first_line "gone")'"
     expect "reproduce with the data file gone" 2 "cannot reproduce orphan: .*gone\.tsv: No such file" reproduce orphan &&
         pass "$name: reproduce with its data file deleted: exit 2, names gone.tsv"
+
+    # A failed --out leaves no empty directories it made, and keeps those that
+    # were there: a 4087-character path, 20 levels under kept/x, whose files'
+    # names are too long; and a path whose third level is too long a name.
+    level=$(printf 'd%.0s' $(seq 200)) deep=kept/x
+    for _ in $(seq 20); do deep=$deep/$level; done
+    deep=$deep/$(printf 'e%.0s' $(seq $((4087 - ${#deep} - 1))))
+    mkdir -p kept/x
+    expect "a 4087-character --out" 1 "/run\.js[a-z]*: cannot create a temporary file next to it: File name too long" \
+        data.tsv "${TINY[@]}" --epochs 1 --out "$deep" &&
+        verify "the failed run left $(find kept -mindepth 2 | wc -l) directories under kept/x" [ -z "$(find kept -mindepth 2)" ] &&
+        verify "the failed run removed kept/x, which was there before it" [ -d kept/x ] &&
+        expect "a --out with a 300-character name" 1 "cannot create directory made1/made2/e+: File name too long" \
+            data.tsv "${TINY[@]}" --epochs 1 --out "made1/made2/$(printf 'e%.0s' $(seq 300))/run" &&
+        verify "the refused --out left made1/: $(find made1 2>/dev/null | head -c 100)" [ ! -e made1 ] &&
+        pass "$name: a failed --out (4087 characters; a name too long) removes the directories it made, keeps kept/x"
 
     small_disk
     cd "$tmp" || exit 1

@@ -37,6 +37,35 @@ rc=$?
     && pass "--html over a data file: refused, the file kept; over an earlier page: replaced" \
     || fail "--html over another file: exit $rc, $(cat "$tmp/bad.err")"
 
+# A page's size has a limit (it grows with T^2 x layers x heads: 5000 words wrote 225 MB): over --html-max-mb
+# (20 MB by default) it is refused before the walk (exit 2), with its estimated size and the option that allows
+# it; given that option, the page is written, and its size is the one the refusal stated.
+words() { for i in $(seq 1 "$1"); do printf 'w%d ' $((i % 37)); done; }
+long=(--untrained --d-model 16 --heads 2 --d-ff 32 --layers 1 --threads 1)
+./train trace "${long[@]}" --max-len 1302 "$(words 1300)" --html "$tmp/big.html" >"$tmp/big.out" 2>"$tmp/big.err"
+rc=$?
+[ "$rc" -eq 2 ] && [ ! -e "$tmp/big.html" ] && [ ! -s "$tmp/big.out" ] \
+    && grep -qE "^error: --html $tmp/big.html: the page would be about 2[0-9]\.[0-9] MB, over --html-max-mb 20 \(MB\).*1302 x 1302 tokens; give --html-max-mb 2[0-9] to write it" "$tmp/big.err" \
+    && ./train trace --help | grep -q -- "--html-max-mb N .*MB (10^6 bytes).*\[20\]" \
+    && pass "a 1300-word page over the default 20 MB: refused before the walk, exit 2: $(cut -c 1-110 "$tmp/big.err")..." \
+    || fail "a page over 20 MB: exit $rc, page $(stat -c %s "$tmp/big.html" 2>/dev/null || echo none), $(head -c 300 "$tmp/big.err")"
+./train trace "${long[@]}" --max-len 402 "$(words 400)" --html "$tmp/mid.html" --html-max-mb 1 >/dev/null 2>"$tmp/mid.err"
+rc=$?
+stated=$(grep -o 'about [0-9.]* MB' "$tmp/mid.err" | grep -o '[0-9.]*')
+allow=$(grep -o 'give --html-max-mb [0-9]*' "$tmp/mid.err" | grep -o '[0-9]*$')
+if [ "$rc" -eq 2 ] && [ -n "$stated" ] && [ -n "$allow" ] && [ ! -e "$tmp/mid.html" ] &&
+    ./train trace "${long[@]}" --max-len 402 "$(words 400)" --html "$tmp/mid.html" --html-max-mb "$allow" >/dev/null 2>&1; then
+    size=$(stat -c %s "$tmp/mid.html")
+    # the stated estimate within 5% of the page written, and the page within the limit that allowed it
+    if awk -v s="$size" -v e="$stated" -v m="$allow" 'BEGIN { exit !(s <= m * 1e6 && (s / 1e6 - e) ^ 2 <= (0.05 * e) ^ 2) }'; then
+        pass "a 2.4 MB page: refused with --html-max-mb 1 (stated about $stated MB), written with --html-max-mb $allow ($size bytes)"
+    else
+        fail "the page written is $size bytes; the refusal stated about $stated MB, allowed with --html-max-mb $allow"
+    fi
+else
+    fail "--html-max-mb 1 on a 400-word page: exit $rc, $(cat "$tmp/mid.err")"
+fi
+
 browser=$(command -v chromium || command -v chromium-browser || true)
 if [ -z "$browser" ]; then
     skip "the browser checks need chromium (apt-get install -y chromium); .ci/run installs it"

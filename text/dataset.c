@@ -191,16 +191,10 @@ static int add_example(Parser *p, const char *label, size_t label_len, const cha
                        int line_no) {
     csv_trim_span(&label, &label_len);
     csv_trim_span(&text, &text_len);
-    if (!label_len) return fail(p->err, p->errlen, ERR_INPUT, "%s:%d: empty label", p->path, line_no);
+    char why[192];
+    if (dataset_check_label(label, label_len, why, sizeof why) != 0)
+        return fail(p->err, p->errlen, ERR_INPUT, "%s:%d: %s", p->path, line_no, why);
     if (!text_len) return fail(p->err, p->errlen, ERR_INPUT, "%s:%d: empty text", p->path, line_no);
-    /* a label is printed in tab-separated lines (predict --probs, reports):
-     * a control character inside one (a quoted CSV field may hold a tab or a
-     * line break) would break those lines */
-    for (size_t i = 0; i < label_len; i++)
-        if ((unsigned char)label[i] < 0x20 || label[i] == 0x7f)
-            return fail(p->err, p->errlen, ERR_INPUT, "%s:%d: the label holds a control character (byte 0x%02x: a "
-                        "tab or line break, say), which the tab-separated outputs cannot show; remove it", p->path,
-                        line_no, (unsigned char)label[i]);
     TextDataset *d = p->out;
     if (p->total == INT_MAX) return fail(p->err, p->errlen, ERR_INPUT, "%s:%d: too many examples", p->path, line_no);
     p->total++;
@@ -710,6 +704,21 @@ int dataset_leakage(const TextDataset *train, const TextDataset *other, int *lin
 }
 
 /* ---- One text as predict meets it ---- */
+
+int dataset_check_label(const char *s, size_t len, char *why, size_t whylen) {
+    if (!len) return fail(why, whylen, -1, "empty label");
+    /* a label is printed in tab-separated lines (predict --probs, reports):
+     * a control character inside one (a quoted CSV field may hold a tab or a
+     * line break) would break those lines */
+    for (size_t i = 0; i < len; i++)
+        if ((unsigned char)s[i] < 0x20 || s[i] == 0x7f)
+            return fail(why, whylen, -1, "the label holds a control character (byte 0x%02x: a tab or line break, "
+                        "say), which the tab-separated outputs cannot show; remove it", (unsigned char)s[i]);
+    if (utf8_invalid_at((const unsigned char *)s, len) < len) return fail(why, whylen, -1, "the label is not valid UTF-8");
+    if (s[0] == ' ' || s[len - 1] == ' ')   /* reading trims a label's surrounding spaces */
+        return fail(why, whylen, -1, "the label starts or ends with a space, which reading data trims");
+    return 0;
+}
 
 TextCheck dataset_check_text(const char *s, size_t len, size_t *start, size_t *trimmed_len, char *why,
                              size_t whylen) {

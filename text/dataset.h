@@ -86,6 +86,11 @@ int dataset_read_columns(const char *path, const DatasetColumns *columns, TextDa
 int dataset_parse_columns(const char *path, const char *buf, size_t len, const DatasetColumns *columns,
                           TextDataset *out, char *err, size_t errlen);
 void dataset_free(TextDataset *d);
+/* One label (len bytes) checked by the rules a data file's label meets, the
+ * one place they are: not empty, no control character (a tab or line break
+ * would break tab-separated outputs), valid UTF-8, no surrounding space
+ * (reading trims it). 0, or -1 with why saying what is wrong. */
+int dataset_check_label(const char *s, size_t len, char *why, size_t whylen);
 /* One text checked by the rules a data file's text meets (predict's
  * inputs): no NUL byte, valid UTF-8, not empty once surrounding ASCII
  * whitespace is trimmed. TEXT_OK sets *start and *trimmed_len (either may
