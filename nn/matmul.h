@@ -330,17 +330,45 @@ static inline uint32_t bf16_pair(float first, float second) {
     return (uint32_t)bf16_round(first) << 16 | bf16_round(second);
 }
 
-/* A's rows [row0, row0+rows) x k in [k0, k0+kc) as panel[p][BF_MR] words,
- * rows past the matrix edge zero. */
-static void mm_pack_a_bf16(uint32_t *restrict panel, MatView a, long row0, int rows, long k0, int kc) {
+/* words[p] = the pair (src[2p * stride], src[(2p+1) * stride]) for the
+ * kc values of a row, the last one with pad when kc is odd. */
+static inline void bf16_row_pairs(uint32_t *restrict words, const float *restrict src, long stride, int kc,
+                                  float pad) {
+    int full = kc / 2;
+    if (stride == 1) {   /* the common case, in a loop that vectorizes */
+        for (int p = 0; p < full; p++) words[p] = bf16_pair(src[2 * p], src[2 * p + 1]);
+    } else {
+        for (int p = 0; p < full; p++) words[p] = bf16_pair(src[2 * p * stride], src[(2 * p + 1) * stride]);
+    }
+    if (kc % 2) words[full] = bf16_pair(src[(long)(kc - 1) * stride], pad);
+}
+
+/* A's rows [row0, row0+rows) x k in [k0, k0+kc) packed as pair words,
+ * word (i, p) at a_words[i * a_rs + p * a_ps] (rows past the matrix edge
+ * zero): row by row (a_ps 1) when A's rows are contiguous along k, else
+ * as panel[p][BF_MR] (a_rs 1), BF_MR rows side by side. */
+static void mm_pack_a_bf16(uint32_t *restrict words, long *a_rs, long *a_ps, MatView a, long row0, int rows,
+                           long k0, int kc) {
     int kp = (kc + 1) / 2;
-    if (rows < BF_MR) memset(panel, 0, sizeof(uint32_t) * BF_MR * (size_t)kp);
-    for (int p = 0; p < kp; p++)
-        for (int i = 0; i < rows; i++) {
-            long k = k0 + 2 * p;
-            float second = 2 * p + 1 < kc ? mat_at(a, row0 + i, k + 1) : -0.0f;
-            panel[p * BF_MR + i] = bf16_pair(mat_at(a, row0 + i, k), second);
+    if (rows < BF_MR) memset(words, 0, sizeof(uint32_t) * BF_MR * (size_t)kp);
+    if (a.col_stride == 1) {
+        *a_rs = kp, *a_ps = 1;
+        for (int i = 0; i < rows; i++)
+            bf16_row_pairs(words + (long)i * kp, a.data + (row0 + i) * a.row_stride + k0, 1, kc, -0.0f);
+        return;
+    }
+    *a_rs = 1, *a_ps = BF_MR;
+    for (int p = 0; p < kp; p++) {
+        const float *first = a.data + row0 * a.row_stride + (k0 + 2 * p) * a.col_stride;
+        const float *second = 2 * p + 1 < kc ? first + a.col_stride : NULL;
+        uint32_t *dst = words + (long)p * BF_MR;
+        if (a.row_stride == 1 && second) {   /* rows contiguous: BF_MR of them at once */
+            for (int i = 0; i < rows; i++) dst[i] = bf16_pair(first[i], second[i]);
+        } else {
+            for (int i = 0; i < rows; i++)
+                dst[i] = bf16_pair(first[i * a.row_stride], second ? second[i * a.row_stride] : -0.0f);
         }
+    }
 }
 
 /* B's k in [k0, k0+kc) x columns [col0, col0+cols) as panels of BF_NR
@@ -354,20 +382,29 @@ static void mm_pack_b_bf16(uint32_t *restrict block, MatView b, long k0, int kc,
         if (width < BF_NR)
             for (int p = 0; p < kp; p++)
                 for (int j = width; j < BF_NR; j++) panel[p * BF_NR + j] = 0;
-        if (b.row_stride == 1) {   /* columns contiguous along k */
-            for (int j = 0; j < width; j++)
-                for (int p = 0; p < kp; p++) {
-                    long k = k0 + 2 * p, col = col0 + jp + j;
-                    float second = 2 * p + 1 < kc ? mat_at(b, k + 1, col) : 0.0f;
-                    panel[p * BF_NR + j] = bf16_pair(mat_at(b, k, col), second);
+        if (b.row_stride == 1) {   /* columns contiguous along k: a column's pairs, then spread */
+            uint32_t column[(MM_KC_MAX + 1) / 2];
+            for (int j = 0; j < width; j++) {
+                const float *src = b.data + k0 + (col0 + jp + j) * b.col_stride;
+                for (int p0 = 0; p0 < kp; p0 += (MM_KC_MAX + 1) / 2) {   /* kc may exceed MM_KC_MAX here */
+                    int n = kp - p0 < (MM_KC_MAX + 1) / 2 ? kp - p0 : (MM_KC_MAX + 1) / 2;
+                    int values = kc - 2 * p0 < 2 * n ? kc - 2 * p0 : 2 * n;
+                    bf16_row_pairs(column, src + 2L * p0, 1, values, 0.0f);
+                    for (int p = 0; p < n; p++) panel[(long)(p0 + p) * BF_NR + j] = column[p];
                 }
+            }
         } else {
-            for (int p = 0; p < kp; p++)
-                for (int j = 0; j < width; j++) {
-                    long k = k0 + 2 * p, col = col0 + jp + j;
-                    float second = 2 * p + 1 < kc ? mat_at(b, k + 1, col) : 0.0f;
-                    panel[p * BF_NR + j] = bf16_pair(mat_at(b, k, col), second);
+            for (int p = 0; p < kp; p++) {
+                const float *first = b.data + (k0 + 2 * p) * b.row_stride + (col0 + jp) * b.col_stride;
+                const float *second = 2 * p + 1 < kc ? first + b.row_stride : NULL;
+                uint32_t *dst = panel + (long)p * BF_NR;
+                if (b.col_stride == 1 && second) {
+                    for (int j = 0; j < width; j++) dst[j] = bf16_pair(first[j], second[j]);
+                } else {
+                    for (int j = 0; j < width; j++)
+                        dst[j] = bf16_pair(first[j * b.col_stride], second ? second[j * b.col_stride] : 0.0f);
                 }
+            }
         }
     }
 }
@@ -380,12 +417,13 @@ static inline float bf16_flush(float x) { return fabsf(x) < FLT_MIN ? copysignf(
  * A panel times the B panel, each pair as vdpbf16ps adds it: the high
  * halves' product, then the low halves', each sum rounded to float (fmaf:
  * the product of two bfloat16 is exact) and flushed. */
-static void bf16_kernel_emulated(int kp, const uint32_t *restrict a, const uint32_t *restrict b, float *restrict v) {
+static void bf16_kernel_emulated(int kp, const uint32_t *restrict a, long a_rs, long a_ps, const uint32_t *restrict b,
+                                 float *restrict v) {
     for (int i = 0; i < BF_MR; i++) {
         float acc[BF_NR];
         for (int j = 0; j < BF_NR; j++) acc[j] = bf16_flush(v[i * BF_NR + j]);
         for (int p = 0; p < kp; p++) {
-            uint32_t w = a[p * BF_MR + i];
+            uint32_t w = a[i * a_rs + p * a_ps];
             float a_hi = bf16_value((uint16_t)(w >> 16)), a_lo = bf16_value((uint16_t)w);
             const uint32_t *bp = b + p * BF_NR;
             for (int j = 0; j < BF_NR; j++) {
@@ -401,7 +439,8 @@ static void bf16_kernel_emulated(int kp, const uint32_t *restrict a, const uint3
 /* The same on vdpbf16ps: 16 accumulators in registers, one word of A
  * broadcast per row, two vectors of B per pair of k. */
 __attribute__((target("avx512f,avx512bf16")))
-static void bf16_kernel_hw(int kp, const uint32_t *restrict a, const uint32_t *restrict b, float *restrict v) {
+static void bf16_kernel_hw(int kp, const uint32_t *restrict a, long a_rs, long a_ps, const uint32_t *restrict b,
+                           float *restrict v) {
     __m512 acc[BF_MR][2];
     for (int i = 0; i < BF_MR; i++) {
         acc[i][0] = _mm512_loadu_ps(v + i * BF_NR);
@@ -411,7 +450,7 @@ static void bf16_kernel_hw(int kp, const uint32_t *restrict a, const uint32_t *r
         __m512bh b0 = (__m512bh)_mm512_loadu_si512(b + p * BF_NR);
         __m512bh b1 = (__m512bh)_mm512_loadu_si512(b + p * BF_NR + 16);
         for (int i = 0; i < BF_MR; i++) {
-            __m512bh ai = (__m512bh)_mm512_set1_epi32((int)a[p * BF_MR + i]);
+            __m512bh ai = (__m512bh)_mm512_set1_epi32((int)a[i * a_rs + p * a_ps]);
             acc[i][0] = _mm512_dpbf16_ps(acc[i][0], ai, b0);
             acc[i][1] = _mm512_dpbf16_ps(acc[i][1], ai, b1);
         }
@@ -423,15 +462,15 @@ static void bf16_kernel_hw(int kp, const uint32_t *restrict a, const uint32_t *r
 }
 #endif
 
-static void bf16_kernel(MatMode mode, int kp, const uint32_t *a, const uint32_t *b, float *v) {
+static void bf16_kernel(MatMode mode, int kp, const uint32_t *a, long a_rs, long a_ps, const uint32_t *b, float *v) {
 #if BF16_HW_COMPILED
     if (mode == MM_BF16_HW) {
-        bf16_kernel_hw(kp, a, b, v);
+        bf16_kernel_hw(kp, a, a_rs, a_ps, b, v);
         return;
     }
 #endif
     (void)mode;
-    bf16_kernel_emulated(kp, a, b, v);
+    bf16_kernel_emulated(kp, a, a_rs, a_ps, b, v);
 }
 
 /* Outputs rows [0, M) x columns [0, N) of C (at c, row stride ldc) continue
@@ -447,14 +486,15 @@ static void mm_bf16_block(float *c, long ldc, const float *from, long from_ld, M
     int kp = (kc + 1) / 2;
     for (long i0 = 0; i0 < M; i0 += BF_MR) {
         int rows = (int)(M - i0 < BF_MR ? M - i0 : BF_MR);
-        mm_pack_a_bf16(a_panel, a, i0, rows, k0, kc);
+        long a_rs, a_ps;
+        mm_pack_a_bf16(a_panel, &a_rs, &a_ps, a, i0, rows, k0, kc);
         for (int j0 = 0; j0 < N; j0 += BF_NR) {
             int cols = N - j0 < BF_NR ? N - j0 : BF_NR;
             memset(v, 0, sizeof v);
             if (from)
                 for (int i = 0; i < rows; i++)
                     memcpy(v + i * BF_NR, from + (i0 + i) * from_ld + j0, sizeof(float) * (size_t)cols);
-            bf16_kernel(mode, kp, a_panel, b + (j0 / BF_NR) * b_stride, v);
+            bf16_kernel(mode, kp, a_panel, a_rs, a_ps, b + (j0 / BF_NR) * b_stride, v);
             float *tile = c + i0 * ldc + j0;
             if (!ep || !ep->in_place)
                 for (int i = 0; i < rows; i++) memcpy(tile + i * ldc, v + i * BF_NR, sizeof(float) * (size_t)cols);

@@ -16,10 +16,11 @@ typedef enum { PRECISION_FP32 = 0, PRECISION_BF16 = 1 } Precision;
 static inline uint16_t bf16_round(float x) {
     uint32_t u;
     memcpy(&u, &x, sizeof u);
-    if ((u & 0x7f800000u) == 0) return (uint16_t)((u >> 16) & 0x8000u);
-    if ((u & 0x7fffffffu) > 0x7f800000u) return (uint16_t)((u >> 16) | 0x0040u);
-    u += 0x7fffu + ((u >> 16) & 1u);   /* half an ulp of the result, plus one when its last bit is odd */
-    return (uint16_t)(u >> 16);
+    uint32_t zero = (u >> 16) & 0x8000u, nan = (u >> 16) | 0x0040u;
+    uint32_t nearest = (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;   /* plus half an ulp, and one more when odd */
+    /* selects, not branches, so that loops of it vectorize */
+    uint32_t h = (u & 0x7f800000u) == 0 ? zero : (u & 0x7fffffffu) > 0x7f800000u ? nan : nearest;
+    return (uint16_t)h;
 }
 
 /* The float a bfloat16 stands for (exact). */
