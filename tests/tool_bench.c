@@ -13,6 +13,12 @@
  * of the step, to set against the machine's peak and the step's GFLOP/s.
  * --precision bf16 runs the products in bfloat16 (docs/DESIGN.md §4).
  *
+ * With --peak fp32|bf16 it times instead a loop of independent multiply-adds
+ * held in registers on every thread (vfmadd231ps, or vdpbf16ps: two
+ * multiply-adds a lane), the most the cores can do of either, for the
+ * bfloat16 products' peak (PyTorch gives the float32 one, twin.py
+ * matmul-peak).
+ *
  * Threads come from OMP_NUM_THREADS, as for ./train --threads. */
 #include <stdint.h>
 #include <stdio.h>
@@ -27,6 +33,10 @@
 
 #include "model.h"
 #include "base/rng.h"
+#include "nn/precision.h"
+#if BF16_HW_COMPILED
+#include <immintrin.h>
+#endif
 #include "nn/layers.h"
 #include "nn/mlm.h"
 
@@ -49,6 +59,7 @@ typedef struct {
     int mlm;        /* 1: pretraining steps (SPEC 4b): masked batches, the tied MLM head */
     int products;   /* 1: time the linear layers alone (products_bench) */
     Precision precision;
+    int peak;       /* 1: the multiply-add loop of --peak (peak_bench) */
 } BenchOptions;
 
 static double now_seconds(void) {
@@ -62,7 +73,7 @@ static int usage(const char *msg) {
             "usage: tool_bench --config tiny|small|wide [--seq T] [--batch B] [--dropout P]\n"
             "                  [--steps S] [--warmup W] [--vocab V] [--d-model D] [--heads H]\n"
             "                  [--d-ff F] [--layers L] [--classes C] [--mlm 1] [--products 1]\n"
-            "                  [--precision fp32|bf16]\n", msg);
+            "                  [--precision fp32|bf16] [--peak fp32|bf16]\n", msg);
     return 2;
 }
 
@@ -85,8 +96,9 @@ static int parse_args(int argc, char **argv, BenchOptions *o) {
             continue;
         }
         if (strcmp(opt, "--dropout") == 0) { o->dropout = strtof(val, NULL); continue; }
-        if (strcmp(opt, "--precision") == 0) {
-            if (precision_parse(val, &o->precision) != 0) return usage("--precision is fp32 or bf16");
+        if (strcmp(opt, "--precision") == 0 || strcmp(opt, "--peak") == 0) {
+            if (precision_parse(val, &o->precision) != 0) return usage("--precision and --peak are fp32 or bf16");
+            o->peak |= strcmp(opt, "--peak") == 0;
             continue;
         }
         if (strcmp(opt, "--seq") == 0) field = &o->cfg.seq;
@@ -228,10 +240,79 @@ static int products_bench(const BenchConfig *c, int reps, Precision prec) {
     return 0;
 }
 
+#if BF16_HW_COMPILED
+/* Flops of iters rounds of PEAK_CHAINS independent multiply-add vectors
+ * (enough chains to cover the instruction's latency on both FMA ports). */
+enum { PEAK_CHAINS = 12 };
+
+__attribute__((target("avx512f,avx512bf16")))
+static float bf16_loop(long iters, double *flops) {
+    __m512 acc[PEAK_CHAINS];
+    for (int c = 0; c < PEAK_CHAINS; c++) acc[c] = _mm512_set1_ps((float)c);
+    __m512bh a = (__m512bh)_mm512_set1_epi32(0x3f803f80), b = (__m512bh)_mm512_set1_epi32(0x24002400);
+    for (long i = 0; i < iters; i++)
+        for (int c = 0; c < PEAK_CHAINS; c++) acc[c] = _mm512_dpbf16_ps(acc[c], a, b);
+    *flops = 4.0 * 16 * PEAK_CHAINS * (double)iters;   /* 16 lanes, 2 multiply-adds each */
+    float sum = 0.0f;
+    for (int c = 0; c < PEAK_CHAINS; c++) sum += _mm512_reduce_add_ps(acc[c]);
+    return sum;
+}
+
+__attribute__((target("avx512f,fma")))
+static float fma_loop(long iters, double *flops) {
+    __m512 acc[PEAK_CHAINS];
+    for (int c = 0; c < PEAK_CHAINS; c++) acc[c] = _mm512_set1_ps((float)c);
+    __m512 a = _mm512_set1_ps(1.0f), b = _mm512_set1_ps(1e-7f);
+    for (long i = 0; i < iters; i++)
+        for (int c = 0; c < PEAK_CHAINS; c++) acc[c] = _mm512_fmadd_ps(a, b, acc[c]);
+    *flops = 2.0 * 16 * PEAK_CHAINS * (double)iters;
+    float sum = 0.0f;
+    for (int c = 0; c < PEAK_CHAINS; c++) sum += _mm512_reduce_add_ps(acc[c]);
+    return sum;
+}
+#endif
+
+/* The best of reps timings of the loop on every thread at once; one JSON line. */
+static int peak_bench(Precision prec, int reps) {
+#if BF16_HW_COMPILED
+    if (!__builtin_cpu_supports("avx512f") || (prec == PRECISION_BF16 && !bf16_hardware())) {
+        fprintf(stderr, "tool_bench: --peak %s needs AVX-512%s\n", precision_name(prec),
+                prec == PRECISION_BF16 ? " BF16" : "");
+        return 1;
+    }
+    const long iters = 20000000;
+    double best = 0.0;
+    float sink = 0.0f;
+    int threads = 1;
+    for (int r = 0; r < reps + 1; r++) {
+        double flops = 0.0, start = now_seconds();
+        #pragma omp parallel reduction(+ : flops, sink)
+        {
+            double f;
+            sink += prec == PRECISION_BF16 ? bf16_loop(iters, &f) : fma_loop(iters, &f);
+            flops += f;
+#ifdef _OPENMP
+            #pragma omp master
+            threads = omp_get_num_threads();
+#endif
+        }
+        double gflops = flops / (now_seconds() - start) * 1e-9;
+        if (r > 0 && gflops > best) best = gflops;
+    }
+    printf("{\"peak\": \"%s\", \"threads\": %d, \"gflops\": %.3f, \"sink\": %g}\n", precision_name(prec), threads,
+           best, (double)sink);
+    return 0;
+#else
+    fprintf(stderr, "tool_bench: --peak %s: this build has no AVX-512 BF16\n", precision_name(prec));
+    return 1;
+#endif
+}
+
 int main(int argc, char **argv) {
     BenchOptions o;
     if (parse_args(argc, argv, &o) != 0) return 2;
     const BenchConfig *c = &o.cfg;
+    if (o.peak) return peak_bench(o.precision, o.steps < 5 ? o.steps : 5);
     if (o.products) return products_bench(c, o.steps, o.precision);
     ModelConfig mc = model_config_default();
     mc.vocab_size = c->vocab;
