@@ -347,6 +347,17 @@ for cfg in $CONFIGS; do
 done
 
 # ------------------------------------------------------------------ targets
+# hashes_agree ARRAY CONFIG WHAT: the check that ARRAY[CONFIG,t] (parameter
+# hashes after the run) is the same at every thread count.
+hashes_agree() {
+    local -n hashes=$1
+    local same=1 first="" t
+    for t in $THREADS; do
+        [ -z "$first" ] && first=${hashes[$2,$t]}
+        [ "${hashes[$2,$t]}" = "$first" ] || same=0
+    done
+    echo "  $(mark "$same == 1") $2 $3 after the run byte-identical at threads {$THREADS} (hash $first)"
+}
 has_thread() { case " $THREADS " in *" $1 "*) return 0 ;; esac; return 1; }
 echo
 echo "Targets ($TARGET_THREADS threads, against PyTorch's fastest figure):"
@@ -381,12 +392,7 @@ for cfg in $CONFIGS; do
     for t in $THREADS; do
         echo "  $(mark "${RSS[$cfg,$t]} <= ${LIMIT[$cfg,$t]}") $cfg at $t thread(s): peak RSS $(num 1 "${RSS[$cfg,$t]}") MB <= analytic + 20 MB = $(num 1 "${LIMIT[$cfg,$t]}") MB"
     done
-    same=1 first=""
-    for t in $THREADS; do
-        [ -z "$first" ] && first=${HASH[$cfg,$t]}
-        [ "${HASH[$cfg,$t]}" = "$first" ] || same=0
-    done
-    echo "  $(mark "$same == 1") $cfg parameters after the run byte-identical at threads {$THREADS} (hash $first)"
+    hashes_agree HASH "$cfg" parameters
 done
 
 # The linear layers alone, for information: what the products reach without
@@ -456,14 +462,7 @@ if OMP_NUM_THREADS=1 "$TOOL" --peak bf16 --steps 1 >/dev/null 2>&1; then
         r=${BRATIO[$cfg,$TARGET_THREADS]}
         [ "$r" != "-" ] && echo "  $(mark "$r >= 4") $cfg bf16 tokens/s $(num 2 "$r")x PyTorch's fastest, float32 or autocast (target >= 4x)"
     done
-    for cfg in $CONFIGS; do
-        same=1 first=""
-        for t in $THREADS; do
-            [ -z "$first" ] && first=${BHASH[$cfg,$t]}
-            [ "${BHASH[$cfg,$t]}" = "$first" ] || same=0
-        done
-        echo "  $(mark "$same == 1") $cfg bf16 parameters after the run byte-identical at threads {$THREADS} (hash $first)"
-    done
+    for cfg in $CONFIGS; do hashes_agree BHASH "$cfg" "bf16 parameters"; done
 else
     echo "bfloat16 products: not measured (this CPU or build has no AVX-512 BF16; --precision bf16 runs emulated)"
 fi
