@@ -330,17 +330,12 @@ static inline uint32_t bf16_pair(float first, float second) {
     return (uint32_t)bf16_round(first) << 16 | bf16_round(second);
 }
 
-/* words[p] = the pair (src[2p * stride], src[(2p+1) * stride]) for the
- * kc values of a row, the last one with pad when kc is odd. */
-static inline void bf16_row_pairs(uint32_t *restrict words, const float *restrict src, long stride, int kc,
-                                  float pad) {
+/* words[p] = the pair (src[2p], src[2p+1]) for the kc contiguous values
+ * of a row, the last one with pad when kc is odd (a loop that vectorizes). */
+static inline void bf16_row_pairs(uint32_t *restrict words, const float *restrict src, int kc, float pad) {
     int full = kc / 2;
-    if (stride == 1) {   /* the common case, in a loop that vectorizes */
-        for (int p = 0; p < full; p++) words[p] = bf16_pair(src[2 * p], src[2 * p + 1]);
-    } else {
-        for (int p = 0; p < full; p++) words[p] = bf16_pair(src[2 * p * stride], src[(2 * p + 1) * stride]);
-    }
-    if (kc % 2) words[full] = bf16_pair(src[(long)(kc - 1) * stride], pad);
+    for (int p = 0; p < full; p++) words[p] = bf16_pair(src[2 * p], src[2 * p + 1]);
+    if (kc % 2) words[full] = bf16_pair(src[kc - 1], pad);
 }
 
 /* A's rows [row0, row0+rows) x k in [k0, k0+kc) packed as pair words,
@@ -354,7 +349,7 @@ static void mm_pack_a_bf16(uint32_t *restrict words, long *a_rs, long *a_ps, Mat
     if (a.col_stride == 1) {
         *a_rs = kp, *a_ps = 1;
         for (int i = 0; i < rows; i++)
-            bf16_row_pairs(words + (long)i * kp, a.data + (row0 + i) * a.row_stride + k0, 1, kc, -0.0f);
+            bf16_row_pairs(words + (long)i * kp, a.data + (row0 + i) * a.row_stride + k0, kc, -0.0f);
         return;
     }
     *a_rs = 1, *a_ps = BF_MR;
@@ -389,7 +384,7 @@ static void mm_pack_b_bf16(uint32_t *restrict block, MatView b, long k0, int kc,
                 for (int p0 = 0; p0 < kp; p0 += (MM_KC_MAX + 1) / 2) {   /* kc may exceed MM_KC_MAX here */
                     int n = kp - p0 < (MM_KC_MAX + 1) / 2 ? kp - p0 : (MM_KC_MAX + 1) / 2;
                     int values = kc - 2 * p0 < 2 * n ? kc - 2 * p0 : 2 * n;
-                    bf16_row_pairs(column, src + 2L * p0, 1, values, 0.0f);
+                    bf16_row_pairs(column, src + 2L * p0, values, 0.0f);
                     for (int p = 0; p < n; p++) panel[(long)(p0 + p) * BF_NR + j] = column[p];
                 }
             }
