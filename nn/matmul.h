@@ -303,6 +303,7 @@ static void mm_task(float *c, long ldc, MatView a, MatView b, const float *bias,
 #if !defined(float)
 
 #include <float.h>
+#include <stdlib.h>
 
 #if BF16_HW_COMPILED
 #include <immintrin.h>
@@ -468,28 +469,55 @@ static void bf16_kernel(MatMode mode, int kp, const uint32_t *a, long a_rs, long
     bf16_kernel_emulated(kp, a, a_rs, a_ps, b, v);
 }
 
+/* All of A (M x K) as pair words, row i's at words + i * ((K + 1) / 2),
+ * once for a product whose column blocks would each convert it again.
+ * Elementwise, so the threads' split changes nothing. */
+static void mm_words_a_bf16(uint32_t *words, MatView a, long M, long K) {
+    long kp = (K + 1) / 2;
+    if (a.col_stride == 1) {
+        #pragma omp parallel for schedule(static) if (M * K > 65536)
+        for (long i = 0; i < M; i++) bf16_row_pairs(words + i * kp, a.data + i * a.row_stride, (int)K, -0.0f);
+        return;
+    }
+    #pragma omp parallel for schedule(static) if (M * K > 65536)
+    for (long p = 0; p < kp; p++) {   /* along A's rows, which are contiguous across i here */
+        const float *first = a.data + 2 * p * a.col_stride;
+        const float *second = 2 * p + 1 < K ? first + a.col_stride : NULL;
+        for (long i = 0; i < M; i++)
+            words[i * kp + p] = bf16_pair(first[i * a.row_stride], second ? second[i * a.row_stride] : -0.0f);
+    }
+}
+
+/* Largest A converted whole by mm_words_a_bf16 (4 MB); beyond it each
+ * task packs its panels, so a vocabulary-wide operand costs no copy. */
+#define MM_A_WORDS_MAX (1L << 20)
+
 /* Outputs rows [0, M) x columns [0, N) of C (at c, row stride ldc) continue
  * their chains over k in [k0, k0+kc): A's rows [0, M) (the view starts at
- * the block's first row) times the packed B of those k (panel q at b + q *
- * b_stride words). They start from `from` (row stride from_ld; 0: one row,
- * a bias; NULL: zeros). ep: the epilogue, positioned at the block's first
- * output, when these k finish the outputs (NULL otherwise). */
-static void mm_bf16_block(float *c, long ldc, const float *from, long from_ld, MatView a, long M, int N, long k0,
-                          int kc, const uint32_t *b, long b_stride, const MatEpilogue *ep, MatMode mode) {
+ * the block's first row; a_words, when not NULL, the same rows converted
+ * by mm_words_a_bf16, row stride a_ld) times the packed B of those k (panel
+ * q at b + q * b_stride words). They start from `from` (row stride from_ld;
+ * 0: one row, a bias; NULL: zeros). ep: the epilogue, positioned at the
+ * block's first output, when these k finish the outputs (NULL otherwise). */
+static void mm_bf16_block(float *c, long ldc, const float *from, long from_ld, MatView a, const uint32_t *a_words,
+                          long a_ld, long M, int N, long k0, int kc, const uint32_t *b, long b_stride,
+                          const MatEpilogue *ep, MatMode mode) {
     uint32_t a_panel[(MM_KC_MAX + 1) / 2 * BF_MR];
     float v[BF_MR * BF_NR];
     int kp = (kc + 1) / 2;
     for (long i0 = 0; i0 < M; i0 += BF_MR) {
         int rows = (int)(M - i0 < BF_MR ? M - i0 : BF_MR);
-        long a_rs, a_ps;
-        mm_pack_a_bf16(a_panel, &a_rs, &a_ps, a, i0, rows, k0, kc);
+        long a_rs = a_ld, a_ps = 1;
+        const uint32_t *a_ptr = a_panel;
+        if (a_words && rows == BF_MR) a_ptr = a_words + i0 * a_ld + k0 / 2;   /* whole panels read in place */
+        else mm_pack_a_bf16(a_panel, &a_rs, &a_ps, a, i0, rows, k0, kc);
         for (int j0 = 0; j0 < N; j0 += BF_NR) {
             int cols = N - j0 < BF_NR ? N - j0 : BF_NR;
             memset(v, 0, sizeof v);
             if (from)
                 for (int i = 0; i < rows; i++)
                     memcpy(v + i * BF_NR, from + (i0 + i) * from_ld + j0, sizeof(float) * (size_t)cols);
-            bf16_kernel(mode, kp, a_panel, a_rs, a_ps, b + (j0 / BF_NR) * b_stride, v);
+            bf16_kernel(mode, kp, a_ptr, a_rs, a_ps, b + (j0 / BF_NR) * b_stride, v);
             float *tile = c + i0 * ldc + j0;
             if (!ep || !ep->in_place)
                 for (int i = 0; i < rows; i++) memcpy(tile + i * ldc, v + i * BF_NR, sizeof(float) * (size_t)cols);
@@ -503,8 +531,8 @@ static void mm_bf16_block(float *c, long ldc, const float *from, long from_ld, M
 
 /* mm_task in bfloat16: the same task, the same k blocks (of even size, so
  * no pair straddles two), B packed per block. */
-static void mm_task_bf16(float *c, long ldc, MatView a, MatView b, const float *bias, MatInit init, long m0, int mc,
-                         long n0, int nc, long K, const MatEpilogue *ep, MatMode mode) {
+static void mm_task_bf16(float *c, long ldc, MatView a, const uint32_t *a_words, MatView b, const float *bias,
+                         MatInit init, long m0, int mc, long n0, int nc, long K, const MatEpilogue *ep, MatMode mode) {
     uint32_t b_block[(MM_KC_MAX + 1) / 2 * MM_NC];
     long k_block = K <= MM_KC_MAX ? K : MM_KC;
     MatView a_rows = {a.data + m0 * a.row_stride, a.row_stride, a.col_stride};
@@ -519,8 +547,9 @@ static void mm_task_bf16(float *c, long ldc, MatView a, MatView b, const float *
         else if (init == MM_START) from = bias + m0 * ldc + n0;
         MatEpilogue at = mm_epilogue_at(ep, m0, n0, ldc);
         int last = ep && k0 + kc == K;
-        mm_bf16_block(c_blk, ldc, from, from_ld, a_rows, mc, nc, k0, kc, b_block, (long)(kc + 1) / 2 * BF_NR,
-                      last ? &at : NULL, mode);
+        long a_ld = (K + 1) / 2;
+        mm_bf16_block(c_blk, ldc, from, from_ld, a_rows, a_words ? a_words + m0 * a_ld : NULL, a_ld, mc, nc, k0, kc,
+                      b_block, (long)(kc + 1) / 2 * BF_NR, last ? &at : NULL, mode);
     }
     if (K == 0) mm_task_empty(c, ldc, bias, init, m0, mc, n0, nc, ep);
 }
@@ -577,6 +606,12 @@ static void matmul_mode(float *c, long ldc, MatView a, MatView b, const float *b
     mc = (mc + MM_MR - 1) / MM_MR * MM_MR;
     row_blocks = (M + mc - 1) / mc;
     long tasks = row_blocks * col_blocks;
+#if !defined(float)
+    uint32_t *a_words = NULL;
+    if (mode != MM_F32 && col_blocks > 1 && K > 0 && M * ((K + 1) / 2) <= MM_A_WORDS_MAX &&
+        (a_words = malloc(sizeof(uint32_t) * (size_t)(M * ((K + 1) / 2)))))
+        mm_words_a_bf16(a_words, a, M, K);
+#endif
     #pragma omp parallel for schedule(static) if (tasks > 1 && M * N * K > 32768)
     for (long t = 0; t < tasks; t++) {
         long m0 = (t / col_blocks) * mc, n0 = (t % col_blocks) * nc;
@@ -584,12 +619,15 @@ static void matmul_mode(float *c, long ldc, MatView a, MatView b, const float *b
         int cols = (int)(N - n0 < nc ? N - n0 : nc);
 #if !defined(float)
         if (mode != MM_F32) {
-            mm_task_bf16(c, ldc, a, b, bias, init, m0, rows, n0, cols, K, ep, mode);
+            mm_task_bf16(c, ldc, a, a_words, b, bias, init, m0, rows, n0, cols, K, ep, mode);
             continue;
         }
 #endif
         mm_task(c, ldc, a, b, bias, init, m0, rows, n0, cols, K, ep);
     }
+#if !defined(float)
+    free(a_words);
+#endif
 }
 
 /* matmul_mode in the given precision (bfloat16 on vdpbf16ps when the CPU
