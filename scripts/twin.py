@@ -69,6 +69,8 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
+from twin_bf16 import encoder_layer_written_out, linear_bf16
+
 PAD, UNK, CLS, SEP, MASK = 0, 1, 2, 3, 4
 N_SPECIAL = 5
 
@@ -187,69 +189,6 @@ def masked_dropout(x, tokens, p, training):
     dropped = F.dropout(x, p, True) if p > 0 else x
     out = torch.where(keep, x, dropped)
     return out.masked_fill(pad, 0.0)
-
-
-# ---------------------------------------------------------------- bfloat16 products, by hand
-
-def bf16(t):
-    """t rounded to bfloat16 (8 significant bits, to nearest, ties to even) and widened back."""
-    return t.to(torch.bfloat16).to(t.dtype)
-
-
-class RoundedMatmul(torch.autograd.Function):
-    """a @ b with both inputs rounded to bfloat16 and the sums in float32 (each product of two
-    bfloat16 is exact in float32); the backward's two products round their inputs too, as the C
-    side's --precision bf16 does."""
-
-    @staticmethod
-    def forward(ctx, a, b):
-        ra, rb = bf16(a), bf16(b)
-        ctx.save_for_backward(ra, rb)
-        return ra @ rb
-
-    @staticmethod
-    def backward(ctx, g):
-        ra, rb = ctx.saved_tensors
-        rg = bf16(g)
-        return rg @ rb.transpose(-1, -2), ra.transpose(-1, -2) @ rg
-
-
-def linear_bf16(x, weight, bias):
-    """F.linear with bfloat16 products: rows of x (any leading shape) times weight^T, plus bias."""
-    y = RoundedMatmul.apply(x.reshape(-1, x.shape[-1]), weight.t())
-    y = y if bias is None else y + bias
-    return y.reshape(*x.shape[:-1], weight.shape[0])
-
-
-def encoder_layer_written_out(layer, x, pad, matmul=RoundedMatmul.apply, linear=linear_bf16):
-    """nn.TransformerEncoderLayer's math written out with its products as matmul and linear
-    (by default in bfloat16): packed q,k,v, scores = (q k^T) / sqrt(dh) with [PAD] keys at
-    -inf, softmax, dropout, (p v), out_proj; then the FFN; post- or pre-norm. With torch.matmul
-    and F.linear it is the layer itself to float32 rounding (twin.py check tests that)."""
-    B, T, d = x.shape
-    attn = layer.self_attn
-    h = attn.num_heads
-    dh = d // h
-    act = layer.activation
-
-    def self_attention(y):
-        qkv = linear(y, attn.in_proj_weight, attn.in_proj_bias)
-        q, k, v = (t.reshape(B, T, h, dh).transpose(1, 2) for t in qkv.split(d, -1))
-        scores = matmul(q, k.transpose(-1, -2)) * (1.0 / math.sqrt(dh))
-        scores = scores.masked_fill(pad[:, None, None, :], float("-inf"))
-        p = F.dropout(torch.softmax(scores, -1), attn.dropout, layer.training)
-        out = matmul(p, v).transpose(1, 2).reshape(B, T, d)
-        return layer.dropout1(linear(out, attn.out_proj.weight, attn.out_proj.bias))
-
-    def feed_forward(y):
-        hidden = layer.dropout(act(linear(y, layer.linear1.weight, layer.linear1.bias)))
-        return layer.dropout2(linear(hidden, layer.linear2.weight, layer.linear2.bias))
-
-    if layer.norm_first:
-        x = x + self_attention(layer.norm1(x))
-        return x + feed_forward(layer.norm2(x))
-    x = layer.norm1(x + self_attention(x))
-    return layer.norm2(x + feed_forward(x))
 
 
 class MlmHead(nn.Module):
@@ -649,7 +588,7 @@ def cmd_selftest(args):
 
     base = {"vocab_size": 23, "max_len": 12, "d_model": 16, "heads": 4, "layers": 2, "d_ff": 40,
             "n_classes": 3, "dropout": 0.0, "activation": "relu", "norm": "post", "pool": "mean",
-            "pe": "sinusoidal", "emb_scale": 4.0}
+            "pe": "sinusoidal", "emb_scale": 4.0, "precision": "fp32"}
     tokens = torch.tensor([[2, 7, 8, 9, 3, 0, 0],
                            [2, 10, 4, 11, 12, 13, 3]])
     for norm in ("post", "pre"):
@@ -781,7 +720,10 @@ def cmd_bench(args):
     # PyTorch's own mixed precision: products in bfloat16, the rest as autocast decides
     precision = (lambda: torch.autocast("cpu", dtype=torch.bfloat16)) if args.autocast else contextlib.nullcontext
     if args.inference:
-        model.eval()
+        # PyTorch 1.13's fused inference path (eval mode, no_grad) refuses autocast ("expected scalar
+        # type BFloat16"): under autocast the layers take their ordinary path, in train mode, which
+        # is eval mode's math when dropout is 0, as the inference runs have it
+        model.train(args.autocast and args.dropout == 0)
 
         def step():
             with torch.no_grad(), precision():
