@@ -414,15 +414,16 @@ static const float *layer_forward(Model *m, int l, const float *x, int B, int T,
         layernorm_forward(la->ln1_out, la->ln1_mean, la->ln1_rstd, x, P + lp->norm1_w, P + lp->norm1_b, N, d);
         attn_in = la->ln1_out;
     }
-    linear_forward(la->qkv, attn_in, P + lp->in_proj_w, P + lp->in_proj_b, N, d, 3 * d);
+    linear_forward(la->qkv, attn_in, P + lp->in_proj_w, P + lp->in_proj_b, N, d, 3 * d, c->precision);
     DropoutKey att_drop = drop_key(m, layer_site(l, DROP_ATTENTION));
     attention_forward(la->att_heads, la->att_stats, la->qkv, a->tokens, B, T, d, c->n_heads, att_drop, a->att_work,
-                      a->att_threads);
+                      a->att_threads, c->precision);
     /* with no dropout between, the residual sum is made as the product finishes
      * (forward only, in place: nothing reads the product itself) */
     int sum_in_place = opt->forward_only && !dropout;
     linear_forward_fused(sum_in_place ? la->resid1 : a->att_proj, la->att_heads, P + lp->out_proj_w,
-                         P + lp->out_proj_b, N, d, d, NULL, dropout ? NULL : x, dropout ? NULL : la->resid1);
+                         P + lp->out_proj_b, N, d, d, NULL, dropout ? NULL : x, dropout ? NULL : la->resid1,
+                         c->precision);
     if (dropout) dropout_add(la->resid1, x, a->att_proj, B, T, d, drop_key(m, layer_site(l, DROP_ATTN_OUT)));
 
     const float *ffn_in;
@@ -437,18 +438,19 @@ static const float *layer_forward(Model *m, int l, const float *x, int B, int T,
      * the output (relu_dropout_backward_inplace), so only gelu keeps the
      * pre-activation */
     if (c->activation == ACT_GELU) {
-        linear_forward(la->ff_pre, ffn_in, P + lp->linear1_w, P + lp->linear1_b, N, d, f);
+        linear_forward(la->ff_pre, ffn_in, P + lp->linear1_w, P + lp->linear1_b, N, d, f, c->precision);
         gelu_forward(la->ff_hidden, la->ff_pre, Nf);
     } else {
         linear_forward_fused(la->ff_hidden, ffn_in, P + lp->linear1_w, P + lp->linear1_b, N, d, f, la->ff_hidden,
-                             NULL, NULL);
+                             NULL, NULL, c->precision);
     }
     if (dropout)
         dropout_apply(la->ff_hidden, la->ff_hidden, B, T, f, drop_key(m, layer_site(l, DROP_FFN_ACT)));
     /* the second residual adds to r1 (pre-norm) or to LN1's output (post-norm) */
     const float *residual = pre ? la->resid1 : ffn_in;
     linear_forward_fused(sum_in_place ? la->resid2 : la->ff_out, la->ff_hidden, P + lp->linear2_w,
-                         P + lp->linear2_b, N, f, d, NULL, dropout ? NULL : residual, dropout ? NULL : la->resid2);
+                         P + lp->linear2_b, N, f, d, NULL, dropout ? NULL : residual, dropout ? NULL : la->resid2,
+                         c->precision);
     if (dropout) dropout_add(la->resid2, residual, la->ff_out, B, T, d, drop_key(m, layer_site(l, DROP_FFN_OUT)));
     if (pre) return la->resid2;
     layernorm_forward(la->ln2_out, la->ln2_mean, la->ln2_rstd, la->resid2, P + lp->norm2_w, P + lp->norm2_b, N, d);
@@ -507,7 +509,7 @@ float model_forward(Model *m, const int *tokens, const int *labels, int B, int T
     if (model_is_mlm(c)) return m->loss = 0.0f;   /* no classifier head: model_forward_mlm */
     if (c->pool == POOL_MEAN) mean_pool_forward(a->pooled, x, a->tokens, B, T, d);
     else cls_pool_forward(a->pooled, x, B, T, d);
-    linear_forward(a->logits, a->pooled, P + a->head_w, P + a->head_b, B, d, c->n_classes);
+    linear_forward(a->logits, a->pooled, P + a->head_w, P + a->head_b, B, d, c->n_classes, c->precision);
     softmax_forward(a->probs, a->logits, B, c->n_classes);
     m->loss = labels ? crossentropy_forward(a->logits, a->labels, opt->class_weights, B, c->n_classes) : 0.0f;
     return m->loss;
@@ -533,11 +535,11 @@ float model_forward_mlm(Model *m, const int *tokens, const int *targets, int B, 
     if (M == 0) return 0.0f;
     long Md = (long)M * d;
     rows_gather(a->mlm_h, x, a->mlm_rows, M, d);
-    linear_forward(a->mlm_pre, a->mlm_h, P + a->mlm_dense_w, P + a->mlm_dense_b, M, d, d);
+    linear_forward(a->mlm_pre, a->mlm_h, P + a->mlm_dense_w, P + a->mlm_dense_b, M, d, d, c->precision);
     gelu_forward(a->mlm_act, a->mlm_pre, Md);
     layernorm_forward(a->mlm_out, a->mlm_mean, a->mlm_rstd, a->mlm_act, P + a->mlm_norm_w, P + a->mlm_norm_b, M, d);
     /* tied: logits = out E^T + bias, E unscaled */
-    linear_forward(a->mlm_probs, a->mlm_out, P + a->embedding, P + a->mlm_bias, M, d, V);
+    linear_forward(a->mlm_probs, a->mlm_out, P + a->embedding, P + a->mlm_bias, M, d, V, c->precision);
     m->loss = (float)softmax_xent_rows(a->mlm_probs, a->mlm_row_loss, a->mlm_targets, M, V);
     return m->loss;
 }
@@ -580,7 +582,7 @@ static void layer_backward(Model *m, int l, const float *x, const float *dout, f
         d_ff_out = a->d_proj;
     }
     linear_backward_to(a->d_ff_a, G + lp->linear2_w, G + lp->linear2_b, d_ff_out, la->ff_hidden,
-                       P + lp->linear2_w, N, f, d);
+                       P + lp->linear2_w, N, f, d, c->precision);
     if (c->activation == ACT_GELU) {
         if (dropout) dropout_apply(a->d_ff_a, a->d_ff_a, B, T, f, drop_key(m, layer_site(l, DROP_FFN_ACT)));
         gelu_backward_inplace(a->d_ff_a, la->ff_pre, Nf);
@@ -591,10 +593,10 @@ static void layer_backward(Model *m, int l, const float *x, const float *dout, f
     /* d of the FFN input: the residual path (post-norm) plus linear1's input gradient */
     if (pre)
         linear_backward_to(d_ffn_in, G + lp->linear1_w, G + lp->linear1_b, a->d_ff_a, ffn_in, P + lp->linear1_w,
-                           N, d, f);
+                           N, d, f, c->precision);
     else
         linear_backward_from(d_ffn_in, d_resid2, G + lp->linear1_w, G + lp->linear1_b, a->d_ff_a, ffn_in,
-                             P + lp->linear1_w, N, d, f);
+                             P + lp->linear1_w, N, d, f, c->precision);
 
     /* to the first residual sum r1 */
     float *d_resid1 = a->d_stream2;   /* d_resid2 is no longer needed */
@@ -614,20 +616,20 @@ static void layer_backward(Model *m, int l, const float *x, const float *dout, f
         d_att_proj = a->d_proj;
     }
     linear_backward_to(a->d_heads, G + lp->out_proj_w, G + lp->out_proj_b, d_att_proj, la->att_heads,
-                       P + lp->out_proj_w, N, d, d);
+                       P + lp->out_proj_w, N, d, d, c->precision);
     DropoutKey att_drop = drop_key(m, layer_site(l, DROP_ATTENTION));
     attention_backward(a->d_qkv, a->d_heads, la->qkv, la->att_stats, a->tokens, B, T, d, c->n_heads, att_drop,
-                       a->att_work, a->att_threads);
+                       a->att_work, a->att_threads, c->precision);
     /* to x: residual path plus the attention input's gradient */
     if (pre) {
         copy_floats(dx, d_resid1, Nd);
         linear_backward_to(a->d_ln, G + lp->in_proj_w, G + lp->in_proj_b, a->d_qkv, la->ln1_out, P + lp->in_proj_w,
-                           N, d, 3 * d);
+                           N, d, 3 * d, c->precision);
         layernorm_backward(dx, G + lp->norm1_w, G + lp->norm1_b, a->d_ln, x, P + lp->norm1_w,
                            la->ln1_mean, la->ln1_rstd, N, d);
     } else {
         linear_backward_from(dx, d_resid1, G + lp->in_proj_w, G + lp->in_proj_b, a->d_qkv, x, P + lp->in_proj_w,
-                             N, d, 3 * d);
+                             N, d, 3 * d, c->precision);
     }
 }
 
@@ -676,12 +678,12 @@ static void mlm_backward(Model *m) {
     zero_grads(m, 0);
     softmax_xent_rows_backward(a->mlm_probs, a->mlm_targets, M, V);   /* now d logits */
     linear_backward_to(a->d_mlm_a, G + a->embedding, G + a->mlm_bias, a->mlm_probs, a->mlm_out, P + a->embedding,
-                       M, d, V);
+                       M, d, V, c->precision);
     layernorm_backward_to(a->d_mlm_b, G + a->mlm_norm_w, G + a->mlm_norm_b, a->d_mlm_a, a->mlm_act, P + a->mlm_norm_w,
                           a->mlm_mean, a->mlm_rstd, M, d);
     gelu_backward_inplace(a->d_mlm_b, a->mlm_pre, Md);
     linear_backward_to(a->d_mlm_a, G + a->mlm_dense_w, G + a->mlm_dense_b, a->d_mlm_b, a->mlm_h, P + a->mlm_dense_w,
-                       M, d, d);
+                       M, d, d, c->precision);
     float *d_enc = encoder_grad(m);
     zero_floats(d_enc, Nd);
     rows_scatter_add(d_enc, a->d_mlm_a, a->mlm_rows, M, d);
@@ -705,7 +707,8 @@ void model_backward(Model *m) {
 
     crossentropy_backward(a->d_logits, a->probs, a->labels, a->class_weights, B, NC);
     TAP(a, GRAD_LOGITS, -1, a->d_logits);
-    linear_backward_to(a->d_pooled, G + a->head_w, G + a->head_b, a->d_logits, a->pooled, P + a->head_w, B, d, NC);
+    linear_backward_to(a->d_pooled, G + a->head_w, G + a->head_b, a->d_logits, a->pooled, P + a->head_w, B, d, NC,
+                       c->precision);
     TAP(a, GRAD_POOLED, -1, a->d_pooled);
 
     /* gradient of the encoder output */
@@ -770,7 +773,7 @@ const float *model_embedding_sum(const Model *m) { return m->acts->emb_sum; }
 const float *model_attention_probs(const Model *m, int l) {
     /* made again from the layer's saved q, k of the last forward */
     attention_probs(m->acts->att_probs, m->acts->layers[l].qkv, m->acts->tokens, m->batch, m->seq_len,
-                    m->cfg.d_model, m->cfg.n_heads, m->acts->att_work, m->acts->att_threads);
+                    m->cfg.d_model, m->cfg.n_heads, m->acts->att_work, m->acts->att_threads, m->cfg.precision);
     return m->acts->att_probs;
 }
 const float *model_ffn_output(const Model *m, int l) { return m->acts->layers[l].ff_out; }

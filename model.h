@@ -9,6 +9,7 @@
 
 #include "base/tokens.h"
 #include "formats/safetensors.h"
+#include "nn/precision.h"
 
 
 typedef enum { ACT_RELU = 0, ACT_GELU = 1 } Activation;
@@ -30,6 +31,7 @@ typedef struct {
     Pooling pool;
     PosEncoding pe;
     float emb_scale;  /* multiplies the embedding lookup; sqrt(d_model) by default */
+    Precision precision;  /* of the products (docs/DESIGN.md §4); the weights are float32 either way */
 } ModelConfig;
 
 /* One named parameter tensor: a view into the model's single parameter,
@@ -220,5 +222,7 @@ int activation_parse(const char *s, Activation *out);
 int norm_parse(const char *s, NormPlacement *out);
 int pool_parse(const char *s, Pooling *out);
 int pe_parse(const char *s, PosEncoding *out);
+const char *precision_name(Precision p);
+int precision_parse(const char *s, Precision *out);
 
 #endif

@@ -48,5 +48,8 @@ void cli_print_shell_word(FILE *f, const char *arg);
 /* "error: message" on stderr (nothing for an empty message); returns rc.
  * An interrupt (EXIT_INTERRUPTED) is no error: its message stands alone. */
 int cli_report(int rc, const char *message);
+/* A loaded model runs its products in the precision it was trained in,
+ * unless --precision was given. Returns rc. */
+int cli_set_precision(const Options *o, SavedModel *run, int rc);
 
 #endif

@@ -20,6 +20,11 @@ int cli_report(int rc, const char *message) {
     return rc;
 }
 
+int cli_set_precision(const Options *o, SavedModel *run, int rc) {
+    if (rc == EXIT_OK && options_given(o, "precision")) precision_parse(o->precision, &run->model->cfg.precision);
+    return rc;
+}
+
 /* The k most probable ids of p (V), best first, the lowest id on a tie. */
 static int top_k(const float *p, int V, int k, int *ids) {
     int n = 0;

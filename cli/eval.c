@@ -19,7 +19,7 @@ int command_eval(const Options *o, int argc, char **argv) {
     if (slash) *slash = '\0';
     if (rundir_check_idle(slash ? run : ".", "evaluate it", err, sizeof err) != EXIT_OK) return cli_report(EXIT_USAGE, err);
     SavedModel saved;
-    int rc = saved_model_load(o->model_dir, CLI_BATCH, &saved, err, sizeof err);
+    int rc = cli_set_precision(o, &saved, saved_model_load(o->model_dir, CLI_BATCH, &saved, err, sizeof err));
     if (rc != EXIT_OK) return cli_report(rc, err);
     if (model_is_mlm(&saved.model->cfg)) {
         fprintf(stderr, "error: %s is a pretraining run (a masked-language model): it has no classes to evaluate; "

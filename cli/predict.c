@@ -273,7 +273,7 @@ int command_predict(const Options *o, int argc, char **argv) {
     memset(&p, 0, sizeof p);
     p.o = o;
     p.unit = o->n_args > 0 ? "TEXT" : "line";
-    int rc = saved_model_load(o->model_dir, CLI_BATCH, &p.run, err, sizeof err);
+    int rc = cli_set_precision(o, &p.run, saved_model_load(o->model_dir, CLI_BATCH, &p.run, err, sizeof err));
     if (rc != EXIT_OK) return cli_report(rc, err);
     int max_len = p.run.model->cfg.max_len;
     p.tokens = malloc(sizeof(int) * CLI_BATCH * max_len);

@@ -692,7 +692,7 @@ int command_trace(const Options *o, int argc, char **argv) {
     char source[4200];
     int rc;
     if (has_model) {
-        rc = saved_model_load(o->model_dir, 1, &tr.run, err, sizeof err);
+        rc = cli_set_precision(o, &tr.run, saved_model_load(o->model_dir, 1, &tr.run, err, sizeof err));
         snprintf(source, sizeof source, "%s", o->model_dir);
     } else {
         rc = untrained_run(o, text, &tr.run, err, sizeof err);

@@ -39,7 +39,7 @@ const CommandSpec COMMANDS[] = {
      "The classification report and confusion matrix of a saved model on labelled data,\n"
      "read as training reads its data. Examples longer than the model's max_len are\n"
      "truncated and counted on stderr; --strict makes that an error.\n",
-     "model label-column text-column strict threads"},
+     "model label-column text-column strict threads precision"},
     {"predict",
      "./train predict --model RUN [options] [TEXT ...]\n",
      "The label of each TEXT, or of each line of standard input when no TEXT is given:\n"
@@ -48,7 +48,7 @@ const CommandSpec COMMANDS[] = {
      "as training checks its data: a text longer than the model's max_len is truncated;\n"
      "an empty one, or one that is not UTF-8 or holds a NUL byte, gets an empty output\n"
      "line. stderr counts each kind; --strict makes any of them an error (exit 2).\n",
-     "model probs header strict threads"},
+     "model probs header strict threads precision"},
     {"trace",
      "./train trace --model RUN TEXT\n"
      "./train trace --untrained [model options] TEXT\n",
@@ -58,7 +58,7 @@ const CommandSpec COMMANDS[] = {
      "configuration is used; the model options shape an --untrained model only (whose\n"
      "tokens are the text's own words unless --tokenizer is given).\n",
      "model untrained png backward label html html-max-mb threads d-model heads layers d-ff max-len activation norm pool pe "
-     "tokenizer seed"},
+     "tokenizer seed precision"},
     {"reproduce",
      "./train reproduce RUN [--out NEW]\n",
      "Re-runs a recorded run from RUN/run.json (refusing if its data changed) into\n"

@@ -15,7 +15,7 @@
 #include "base/hash.h"
 #include "formats/safetensors.h"
 
-#define N_CONFIG_KEYS 14
+#define N_CONFIG_KEYS 15
 #define MAX_META (N_CONFIG_KEYS + 64)
 
 /* Config values as metadata strings; floats with 9 significant digits so
@@ -94,6 +94,8 @@ static int config_metadata(Metadata *md, const ModelConfig *c, const char *const
     put(md, "norm", norm_name(c->norm));
     put(md, "pool", pool_name(c->pool));
     put(md, "pe", pe_name(c->pe));
+    /* only when not fp32: a float32 model's file stays as it was before the option (absent means fp32) */
+    if (c->precision != PRECISION_FP32) put(md, "precision", precision_name(c->precision));
     for (int i = 0; i < n_extra; i++) put(md, extra_keys[i], extra_values[i]);
     return 0;
 }
@@ -235,7 +237,8 @@ static int config_from_st(const StFile *f, const char *path, ModelConfig *c, cha
         META_ENUM(f, path, "activation", activation_parse, &c->activation, err, errlen) ||
         META_ENUM(f, path, "norm", norm_parse, &c->norm, err, errlen) ||
         META_ENUM(f, path, "pool", pool_parse, &c->pool, err, errlen) ||
-        META_ENUM(f, path, "pe", pe_parse, &c->pe, err, errlen))
+        META_ENUM(f, path, "pe", pe_parse, &c->pe, err, errlen) ||
+        (st_meta(f, "precision") && META_ENUM(f, path, "precision", precision_parse, &c->precision, err, errlen)))
         return -1;
     char why[256];
     if (model_config_check(c, why, sizeof why) != 0) {

@@ -11,7 +11,7 @@ ModelConfig model_config_default(void) {
     ModelConfig cfg = {
         .vocab_size = 0, .max_len = 64, .d_model = 64, .n_heads = 4, .d_ff = 256, .n_layers = 2,
         .n_classes = 0, .dropout = 0.1f, .activation = ACT_RELU, .norm = NORM_POST,
-        .pool = POOL_MEAN, .pe = PE_SINUSOIDAL, .emb_scale = 0.0f,
+        .pool = POOL_MEAN, .pe = PE_SINUSOIDAL, .emb_scale = 0.0f, .precision = PRECISION_FP32,
     };
     return cfg;
 }

@@ -74,7 +74,22 @@ static int attention_block_rows(int T) {
  * b + j * NR * K). A needs a unit stride on one side, as every operand of
  * the attention has. Each element is one chain over k in increasing order,
  * continued where C is accumulated, exactly as in matmul(). */
-static void att_product(float *c, long ldc, MatView a, const float *b, long M, int N, long K, int accumulate) {
+static void att_product(float *c, long ldc, MatView a, const float *b, long M, int N, long K, int accumulate,
+                        MatMode mode) {
+#if !defined(float)
+    if (mode != MM_F32) {
+        /* b holds bfloat16 pair panels (att_pack): panel q at b + q * kp * BF_NR words */
+        const uint32_t *words = (const uint32_t *)b;
+        long kp = (K + 1) / 2, k_block = K <= MM_KC_MAX ? K : MM_KC;
+        for (long k0 = 0; k0 < K; k0 += k_block) {
+            int kc = (int)(K - k0 < k_block ? K - k0 : k_block);
+            mm_bf16_block(c, ldc, accumulate || k0 > 0 ? c : NULL, ldc, a, NULL, 0, M, N, k0, kc,
+                          words + k0 / 2 * BF_NR, kp * BF_NR, NULL, mode);
+        }
+        return;
+    }
+#endif
+    (void)mode;
     long k_block = K <= MM_KC_MAX ? K : MM_KC;
     for (long k0 = 0; k0 < K; k0 += k_block) {
         int kc = (int)(K - k0 < k_block ? K - k0 : k_block);
@@ -95,6 +110,19 @@ static void att_product(float *c, long ldc, MatView a, const float *b, long M, i
     }
 }
 
+/* B (K x N) packed whole for att_product: float panels, or in bfloat16
+ * the pair panels of mm_pack_b_bf16 in the same buffer. */
+static void att_pack(float *buf, MatView b, int K, int N, MatMode mode) {
+#if !defined(float)
+    if (mode != MM_F32) {
+        mm_pack_b_bf16((uint32_t *)buf, b, 0, K, 0, N);
+        return;
+    }
+#endif
+    (void)mode;
+    mm_pack_b(buf, b, 0, K, 0, N);
+}
+
 /* One thread's buffers: the head's operands packed once per (batch, head),
  * and the block's rows x T matrices. */
 typedef struct {
@@ -105,16 +133,27 @@ typedef struct {
 
 static long round_up(long n, long to) { return (n + to - 1) / to * to; }
 
+/* Floats of a K x N operand packed by att_pack, in either precision,
+ * rounded up to a 64-byte line. */
+static long att_panel_floats(long K, long N) {
+    long floats = round_up(N, MM_NR) * K;
+#if !defined(float)
+    long words = round_up(N, BF_NR) * ((K + 1) / 2);
+    if (words > floats) floats = words;
+#endif
+    return round_up(floats, 16);
+}
+
 /* Floats of one thread's AttWork; each part starts on a 64-byte line. */
 static long att_work_floats(int T, int dh, int rows) {
-    long panels_t = round_up(round_up(T, MM_NR) * dh, 16), panels_d = round_up(round_up(dh, MM_NR) * (long)T, 16);
-    long blk = round_up(round_up(dh, MM_NR) * (long)rows, 16), sq = round_up((long)rows * T, 16);
+    long panels_t = att_panel_floats(dh, T), panels_d = att_panel_floats(T, dh);
+    long blk = att_panel_floats(rows, dh), sq = round_up((long)rows * T, 16);
     return 2 * panels_t + 2 * panels_d + 2 * blk + 4 * sq;
 }
 
 static AttWork att_work_carve(float *base, int T, int dh, int rows) {
-    long panels_t = round_up(round_up(T, MM_NR) * dh, 16), panels_d = round_up(round_up(dh, MM_NR) * (long)T, 16);
-    long blk = round_up(round_up(dh, MM_NR) * (long)rows, 16), sq = round_up((long)rows * T, 16);
+    long panels_t = att_panel_floats(dh, T), panels_d = att_panel_floats(T, dh);
+    long blk = att_panel_floats(rows, dh), sq = round_up((long)rows * T, 16);
     AttWork w;
     w.k_t = base; base += panels_t;
     w.v_t = base; base += panels_t;
@@ -306,7 +345,8 @@ static AttHead att_head(const float *qkv, const int *tokens, int bh, int NH, int
 }
 
 void attention_forward(float *out, float *stats, const float *qkv, const int *tokens, int B, int T, int C,
-                       int NH, DropoutKey drop, float *work, int work_threads) {
+                       int NH, DropoutKey drop, float *work, int work_threads, Precision prec) {
+    MatMode mode = mm_mode(prec);
     int dh = C / NH, block = attention_block_rows(T);
     float scale = 1.0f / sqrtf((float)dh);
     long per_thread = att_work_floats(T, dh, block);
@@ -317,13 +357,13 @@ void attention_forward(float *out, float *stats, const float *qkv, const int *to
         MatView q = ah.q, k = ah.k, v = ah.v;
         const int *tok = ah.tok;
         AttWork w = att_work_carve(work + per_thread * att_thread_num(), T, dh, block);
-        mm_pack_b(w.k_t, transposed(k), 0, dh, 0, T);
-        mm_pack_b(w.v, v, 0, T, 0, dh);
+        att_pack(w.k_t, transposed(k), dh, T, mode);
+        att_pack(w.v, v, T, dh, mode);
         for (int r0 = 0; r0 < T; r0 += block) {
             int rows = T - r0 < block ? T - r0 : block;
             /* scores of the block's queries, their probabilities, then out = used v */
             MatView q_blk = {q.data + r0 * q.row_stride, q.row_stride, 1};
-            att_product(w.p, T, q_blk, w.k_t, rows, T, dh, 0);
+            att_product(w.p, T, q_blk, w.k_t, rows, T, dh, 0, mode);
             attention_softmax_rows(w.p, T, rows, tok, T, scale, stats + 2 * ((long)bh * T + r0));
             const float *used = w.p;
             if (drop.p > 0.0f) {
@@ -331,13 +371,14 @@ void attention_forward(float *out, float *stats, const float *qkv, const int *to
                 used = w.u;
             }
             MatView u = {used, T, 1};
-            att_product(out + ((long)b * T + r0) * C + (long)h * dh, C, u, w.v, rows, dh, T, 0);
+            att_product(out + ((long)b * T + r0) * C + (long)h * dh, C, u, w.v, rows, dh, T, 0, mode);
         }
     }
 }
 
 void attention_probs(float *probs, const float *qkv, const int *tokens, int B, int T, int C, int NH, float *work,
-                     int work_threads) {
+                     int work_threads, Precision prec) {
+    MatMode mode = mm_mode(prec);
     int dh = C / NH, block = attention_block_rows(T);
     float scale = 1.0f / sqrtf((float)dh);
     long per_thread = att_work_floats(T, dh, block);
@@ -348,11 +389,11 @@ void attention_probs(float *probs, const float *qkv, const int *tokens, int B, i
         const int *tok = ah.tok;
         AttWork w = att_work_carve(work + per_thread * att_thread_num(), T, dh, block);
         float *p = probs + (long)bh * T * T;
-        mm_pack_b(w.k_t, transposed(k), 0, dh, 0, T);
+        att_pack(w.k_t, transposed(k), dh, T, mode);
         for (int r0 = 0; r0 < T; r0 += block) {
             int rows = T - r0 < block ? T - r0 : block;
             MatView q_blk = {q.data + r0 * q.row_stride, q.row_stride, 1};
-            att_product(p + (long)r0 * T, T, q_blk, w.k_t, rows, T, dh, 0);
+            att_product(p + (long)r0 * T, T, q_blk, w.k_t, rows, T, dh, 0, mode);
             attention_softmax_rows(p + (long)r0 * T, T, rows, tok, T, scale, NULL);
         }
     }
@@ -413,7 +454,8 @@ static void attention_softmax_backward_rows(float *ds, const float *p, const flo
 }
 
 void attention_backward(float *dqkv, const float *dout, const float *qkv, const float *stats, const int *tokens,
-                        int B, int T, int C, int NH, DropoutKey drop, float *work, int work_threads) {
+                        int B, int T, int C, int NH, DropoutKey drop, float *work, int work_threads, Precision prec) {
+    MatMode mode = mm_mode(prec);
     int dh = C / NH, block = attention_block_rows(T);
     float scale = 1.0f / sqrtf((float)dh);
     long per_thread = att_work_floats(T, dh, block);
@@ -426,31 +468,31 @@ void attention_backward(float *dqkv, const float *dout, const float *qkv, const 
         AttWork w = att_work_carve(work + per_thread * att_thread_num(), T, dh, block);
         float *dq = dqkv + (long)b * T * 3 * C + (long)h * dh;
         float *dk = dq + C, *dv = dq + 2L * C;
-        mm_pack_b(w.k_t, transposed(k), 0, dh, 0, T);
-        mm_pack_b(w.v_t, transposed(v), 0, dh, 0, T);
-        mm_pack_b(w.k, k, 0, T, 0, dh);
+        att_pack(w.k_t, transposed(k), dh, T, mode);
+        att_pack(w.v_t, transposed(v), dh, T, mode);
+        att_pack(w.k, k, T, dh, mode);
         for (int r0 = 0; r0 < T; r0 += block) {
             int rows = T - r0 < block ? T - r0 : block;
             /* the forward's probabilities for this block, again */
             MatView q_blk = {q.data + r0 * q.row_stride, q.row_stride, 1};
-            att_product(w.p, T, q_blk, w.k_t, rows, T, dh, 0);
+            att_product(w.p, T, q_blk, w.k_t, rows, T, dh, 0, mode);
             int dropout = drop.p > 0.0f;
             attention_softmax_again_rows(w.p, T, rows, tok, T, scale, stats + 2 * ((long)bh * T + r0), &drop,
                                          dropout ? att_drop_first(&drop, b, h, NH, r0) : 0, w.u, w.m);
             const float *used = dropout ? w.u : w.p, *mask = dropout ? w.m : NULL;
             /* dv += used^T g over this block's queries */
             MatView g = {dout + ((long)b * T + r0) * C + (long)h * dh, C, 1};
-            mm_pack_b(w.g_blk, g, 0, rows, 0, dh);
+            att_pack(w.g_blk, g, rows, dh, mode);
             MatView used_t = {used, 1, T};
-            att_product(dv, 3L * C, used_t, w.g_blk, T, dh, rows, r0 > 0);   /* the first block writes */
+            att_product(dv, 3L * C, used_t, w.g_blk, T, dh, rows, r0 > 0, mode);   /* the first block writes */
             /* d(used) = g v^T, then through dropout and softmax */
-            att_product(w.ds, T, g, w.v_t, rows, T, dh, 0);
+            att_product(w.ds, T, g, w.v_t, rows, T, dh, 0, mode);
             attention_softmax_backward_rows(w.ds, w.p, mask, rows, T, scale);
             /* dq += ds k for these queries; dk += ds^T q */
             MatView ds = {w.ds, T, 1}, ds_t = {w.ds, 1, T};
-            att_product(dq + (long)r0 * 3 * C, 3L * C, ds, w.k, rows, dh, T, 0);   /* these rows, once */
-            mm_pack_b(w.q_blk, q_blk, 0, rows, 0, dh);
-            att_product(dk, 3L * C, ds_t, w.q_blk, T, dh, rows, r0 > 0);
+            att_product(dq + (long)r0 * 3 * C, 3L * C, ds, w.k, rows, dh, T, 0, mode);   /* these rows, once */
+            att_pack(w.q_blk, q_blk, rows, dh, mode);
+            att_product(dk, 3L * C, ds_t, w.q_blk, T, dh, rows, r0 > 0, mode);
         }
     }
 }

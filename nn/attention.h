@@ -14,16 +14,17 @@
  * of size T x T is stored: stats (B,NH,T,2) keeps each softmax row's maximum
  * and inverse sum for the backward. */
 void attention_forward(float *out, float *stats, const float *qkv, const int *tokens, int B, int T, int C,
-                       int NH, DropoutKey drop, float *work, int work_threads);
+                       int NH, DropoutKey drop, float *work, int work_threads, Precision prec);
 /* dqkv (B,T,3C) = the gradient (written, not added: the numbers of zeroing
  * it first and adding); the probabilities are made again from qkv and the
  * forward's stats, the dropout factors from their keys. */
 void attention_backward(float *dqkv, const float *dout, const float *qkv, const float *stats, const int *tokens,
-                        int B, int T, int C, int NH, DropoutKey drop, float *work, int work_threads);
+                        int B, int T, int C, int NH, DropoutKey drop, float *work, int work_threads, Precision prec);
 /* probs (B,NH,T,T): the attention probabilities before dropout, for views. */
 void attention_probs(float *probs, const float *qkv, const int *tokens, int B, int T, int C, int NH, float *work,
-                     int work_threads);
-/* The three take a work buffer of attention_work_floats(max T, C, NH,
+                     int work_threads, Precision prec);
+/* prec: the precision of the two products and their gradients. The three
+ * take a work buffer of attention_work_floats(max T, C, NH,
  * work_threads) floats, 64-byte aligned, owned by the caller (one
  * allocation, not one per call); they run on at most work_threads threads. */
 long attention_work_floats(int T, int C, int NH, int threads);

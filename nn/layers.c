@@ -14,19 +14,19 @@
 /* ---------------------------------------------------------------- linear */
 
 void linear_forward(float *out, const float *inp, const float *weight, const float *bias,
-                    int N, int C, int OC) {
+                    int N, int C, int OC, Precision prec) {
     /* out = inp (N x C) times weight^T (C x OC), each row started from the bias */
     MatView x = {inp, C, 1}, w_t = {weight, 1, C};
-    matmul(out, OC, x, w_t, bias, bias ? MM_BIAS : MM_ZERO, N, OC, C);
+    matmul(out, OC, x, w_t, bias, bias ? MM_BIAS : MM_ZERO, N, OC, C, prec);
 }
 
 void linear_forward_fused(float *out, const float *inp, const float *weight, const float *bias, int N, int C,
-                          int OC, float *relu, const float *add, float *sum) {
+                          int OC, float *relu, const float *add, float *sum, Precision prec) {
     MatView x = {inp, C, 1}, w_t = {weight, 1, C};
     /* relu or sum given as out itself: out keeps that instead of the product */
     int in_place = (relu && relu == out) || (sum && sum == out);
     MatEpilogue ep = {relu, sum ? add : NULL, sum, in_place};
-    matmul_epilogue(out, OC, x, w_t, bias, bias ? MM_BIAS : MM_ZERO, N, OC, C, relu || sum ? &ep : NULL);
+    matmul_epilogue(out, OC, x, w_t, bias, bias ? MM_BIAS : MM_ZERO, N, OC, C, relu || sum ? &ep : NULL, prec);
 }
 
 /* dbias[o] = sum over n of dout[n][o], n in increasing order, from 0 (the
@@ -50,24 +50,25 @@ static void column_sums(float *dbias, const float *dout, int N, int OC) {
 
 /* dinp_init: MM_ZERO writes dinp, MM_START writes start + the product. */
 static void linear_backward_init(float *dinp, float *dweight, float *dbias, const float *dout, const float *inp,
-                                 const float *weight, int N, int C, int OC, MatInit dinp_init, const float *start) {
+                                 const float *weight, int N, int C, int OC, MatInit dinp_init, const float *start,
+                                 Precision prec) {
     MatView g = {dout, OC, 1}, g_t = {dout, 1, OC};
     MatView w = {weight, C, 1}, x = {inp, C, 1};
     /* dinp (N x C) = (start +) dout (N x OC) times weight (OC x C) */
-    if (dinp) matmul(dinp, C, g, w, start, dinp_init, N, C, OC);
+    if (dinp) matmul(dinp, C, g, w, start, dinp_init, N, C, OC, prec);
     /* dweight (OC x C) = dout^T (OC x N) times inp (N x C) */
-    matmul(dweight, C, g_t, x, NULL, MM_ZERO, OC, C, N);
+    matmul(dweight, C, g_t, x, NULL, MM_ZERO, OC, C, N, prec);
     if (dbias) column_sums(dbias, dout, N, OC);
 }
 
 void linear_backward_to(float *dinp, float *dweight, float *dbias, const float *dout,
-                        const float *inp, const float *weight, int N, int C, int OC) {
-    linear_backward_init(dinp, dweight, dbias, dout, inp, weight, N, C, OC, MM_ZERO, NULL);
+                        const float *inp, const float *weight, int N, int C, int OC, Precision prec) {
+    linear_backward_init(dinp, dweight, dbias, dout, inp, weight, N, C, OC, MM_ZERO, NULL, prec);
 }
 
 void linear_backward_from(float *dinp, const float *start, float *dweight, float *dbias, const float *dout,
-                          const float *inp, const float *weight, int N, int C, int OC) {
-    linear_backward_init(dinp, dweight, dbias, dout, inp, weight, N, C, OC, MM_START, start);
+                          const float *inp, const float *weight, int N, int C, int OC, Precision prec) {
+    linear_backward_init(dinp, dweight, dbias, dout, inp, weight, N, C, OC, MM_START, start, prec);
 }
 
 /* ------------------------------------------------- embedding and positions */

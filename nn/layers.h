@@ -14,28 +14,30 @@
 
 #include "base/rng.h"
 #include "base/tokens.h"
+#include "nn/precision.h"
 
 /* out is (N,OC), inp is (N,C), weight is (OC,C) (PyTorch Linear layout), bias is (OC) or NULL */
+/* prec: the products' precision (nn/precision.h), here and in every function taking one. */
 void linear_forward(float *out, const float *inp, const float *weight, const float *bias,
-                    int N, int C, int OC);
+                    int N, int C, int OC, Precision prec);
 /* linear_forward, and while each output row is in registers: relu (N,OC) =
  * relu_forward of out when relu is not NULL, sum (N,OC) = add + out when sum
  * is not NULL. The same numbers as the separate passes, without them. At
  * most one of relu and sum may be out itself, which then holds that result
  * instead of the product (for callers that need no product). */
 void linear_forward_fused(float *out, const float *inp, const float *weight, const float *bias, int N, int C,
-                          int OC, float *relu, const float *add, float *sum);
+                          int OC, float *relu, const float *add, float *sum, Precision prec);
 /* The backward of a linear layer, writing (not adding to) its three
  * gradients: dinp (N,C) = dout @ weight, dweight (OC,C) = dout^T @ inp,
  * dbias (OC) = the column sums of dout, each element one chain started from
  * 0 in a register: the numbers of zeroing them first and adding, without
  * the zeroing pass or reading the zeros back. dinp and dbias may be NULL. */
 void linear_backward_to(float *dinp, float *dweight, float *dbias, const float *dout,
-                        const float *inp, const float *weight, int N, int C, int OC);
+                        const float *inp, const float *weight, int N, int C, int OC, Precision prec);
 /* linear_backward_to with dinp = start + dout @ weight (start (N,C), not
  * dinp): the numbers of copying start into dinp and adding, without the copy. */
 void linear_backward_from(float *dinp, const float *start, float *dweight, float *dbias, const float *dout,
-                          const float *inp, const float *weight, int N, int C, int OC);
+                          const float *inp, const float *weight, int N, int C, int OC, Precision prec);
 
 /* out is (B,T,C): table[token] * scale + pos (pos is (T,C) or NULL) */
 void embedding_forward(float *out, const int *tokens, const float *table, float scale,

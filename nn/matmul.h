@@ -16,6 +16,8 @@
 
 #include <math.h>
 #include <string.h>
+
+#include "nn/precision.h"
 #ifdef _OPENMP
 #include <omp.h>
 #endif
@@ -227,6 +229,22 @@ static void mm_edge_tile(float *c, long ldc, int rows, int cols, const float *bi
     for (int i = 0; i < rows; i++) memcpy(c + i * ldc, tile + i * MM_NR, sizeof(float) * (size_t)cols);
 }
 
+/* A task's outputs when K is 0: their starting values, then the epilogue. */
+static void mm_task_empty(float *c, long ldc, const float *bias, MatInit init, long m0, int mc, long n0, int nc,
+                          const MatEpilogue *ep) {
+    if (init != MM_ACCUMULATE) {
+        for (int i = 0; i < mc; i++)
+            for (int j = 0; j < nc; j++) {
+                long at = (m0 + i) * ldc + n0 + j;
+                c[at] = init == MM_BIAS ? bias[n0 + j] : init == MM_START ? bias[at] : 0.0f;
+            }
+    }
+    if (ep) {
+        MatEpilogue at = mm_epilogue_at(ep, m0, n0, ldc);
+        mm_epilogue_apply(&at, c + m0 * ldc + n0, ldc, c + m0 * ldc + n0, ldc, mc, nc);
+    }
+}
+
 /* One task: output rows [m0, m0+mc) x columns [n0, n0+nc), all of k. */
 static void mm_task(float *c, long ldc, MatView a, MatView b, const float *bias, MatInit init,
                     long m0, int mc, long n0, int nc, long K, const MatEpilogue *ep) {
@@ -271,18 +289,275 @@ static void mm_task(float *c, long ldc, MatView a, MatView b, const float *bias,
             }
         }
     }
-    if (K == 0 && init != MM_ACCUMULATE) {
-        for (int i = 0; i < mc; i++)
-            for (int j = 0; j < nc; j++) {
-                long at = (m0 + i) * ldc + n0 + j;
-                c[at] = init == MM_BIAS ? bias[n0 + j] : init == MM_START ? bias[at] : 0.0f;
-            }
+    if (K == 0) mm_task_empty(c, ldc, bias, init, m0, mc, n0, nc, ep);
+}
+
+/* ------------------------------------------------ bfloat16 products
+ * --precision bf16 (docs/DESIGN.md §4): each input rounded to bfloat16
+ * (bf16_round), each product exact, each sum rounded to float32, in the
+ * order of the float32 path: one chain over k in increasing order per
+ * output, whatever the threads. vdpbf16ps does the multiply-adds of a pair
+ * of k at once; where the CPU lacks it, bf16_kernel_emulated does the same
+ * operations in plain float arithmetic, the same bytes. The double build of
+ * the gradient test (float defined as double) has no bfloat16 path. */
+#if !defined(float)
+
+#include <float.h>
+#include <stdlib.h>
+
+#if BF16_HW_COMPILED
+#include <immintrin.h>
+#endif
+
+/* The bfloat16 register tile, whatever the build's own: 8 rows x 32
+ * columns, 16 accumulators of 16 floats. */
+#define BF_MR 8
+#define BF_NR 32
+
+/* How a product runs: float32, or bfloat16 emulated, or on vdpbf16ps. */
+typedef enum { MM_F32 = 0, MM_BF16_EMULATED = 1, MM_BF16_HW = 2 } MatMode;
+
+static inline MatMode mm_mode(Precision prec) {
+    if (prec != PRECISION_BF16) return MM_F32;
+    return bf16_hardware() ? MM_BF16_HW : MM_BF16_EMULATED;
+}
+
+/* Two consecutive k of an operand in one 32-bit word: k in the high half,
+ * k + 1 in the low half. vdpbf16ps adds the high half's product to the
+ * accumulator first, then the low half's, so the chain runs over k in
+ * increasing order. An odd kc's last word has -0 (A) or +0 (B) in its low
+ * half: the product -0 added to any float leaves it as it was. */
+static inline uint32_t bf16_pair(float first, float second) {
+    return (uint32_t)bf16_round(first) << 16 | bf16_round(second);
+}
+
+/* words[p] = the pair (src[2p], src[2p+1]) for the kc contiguous values
+ * of a row, the last one with pad when kc is odd (a loop that vectorizes). */
+static inline void bf16_row_pairs(uint32_t *restrict words, const float *restrict src, int kc, float pad) {
+    int full = kc / 2;
+    for (int p = 0; p < full; p++) words[p] = bf16_pair(src[2 * p], src[2 * p + 1]);
+    if (kc % 2) words[full] = bf16_pair(src[kc - 1], pad);
+}
+
+/* A's rows [row0, row0+rows) x k in [k0, k0+kc) packed as pair words,
+ * word (i, p) at a_words[i * a_rs + p * a_ps] (rows past the matrix edge
+ * zero): row by row (a_ps 1) when A's rows are contiguous along k, else
+ * as panel[p][BF_MR] (a_rs 1), BF_MR rows side by side. */
+static void mm_pack_a_bf16(uint32_t *restrict words, long *a_rs, long *a_ps, MatView a, long row0, int rows,
+                           long k0, int kc) {
+    int kp = (kc + 1) / 2;
+    if (rows < BF_MR) memset(words, 0, sizeof(uint32_t) * BF_MR * (size_t)kp);
+    if (a.col_stride == 1) {
+        *a_rs = kp, *a_ps = 1;
+        for (int i = 0; i < rows; i++)
+            bf16_row_pairs(words + (long)i * kp, a.data + (row0 + i) * a.row_stride + k0, kc, -0.0f);
+        return;
     }
-    if (K == 0 && ep) {
-        MatEpilogue at = mm_epilogue_at(ep, m0, n0, ldc);
-        mm_epilogue_apply(&at, c + m0 * ldc + n0, ldc, c + m0 * ldc + n0, ldc, mc, nc);
+    *a_rs = 1, *a_ps = BF_MR;
+    for (int p = 0; p < kp; p++) {
+        const float *first = a.data + row0 * a.row_stride + (k0 + 2 * p) * a.col_stride;
+        const float *second = 2 * p + 1 < kc ? first + a.col_stride : NULL;
+        uint32_t *dst = words + (long)p * BF_MR;
+        if (a.row_stride == 1 && second) {   /* rows contiguous: BF_MR of them at once */
+            for (int i = 0; i < rows; i++) dst[i] = bf16_pair(first[i], second[i]);
+        } else {
+            for (int i = 0; i < rows; i++)
+                dst[i] = bf16_pair(first[i * a.row_stride], second ? second[i * a.row_stride] : -0.0f);
+        }
     }
 }
+
+/* B's k in [k0, k0+kc) x columns [col0, col0+cols) as panels of BF_NR
+ * columns, panel q at block + q * kp * BF_NR, each [p][BF_NR] words;
+ * columns past the edge zero. Walked along B's unit stride. */
+static void mm_pack_b_bf16(uint32_t *restrict block, MatView b, long k0, int kc, long col0, int cols) {
+    int kp = (kc + 1) / 2;
+    for (int jp = 0; jp < cols; jp += BF_NR) {
+        uint32_t *panel = block + (long)jp * kp;
+        int width = cols - jp < BF_NR ? cols - jp : BF_NR;
+        if (width < BF_NR)
+            for (int p = 0; p < kp; p++)
+                for (int j = width; j < BF_NR; j++) panel[p * BF_NR + j] = 0;
+        if (b.row_stride == 1) {   /* columns contiguous along k: a column's pairs, then spread */
+            uint32_t column[(MM_KC_MAX + 1) / 2];
+            for (int j = 0; j < width; j++) {
+                const float *src = b.data + k0 + (col0 + jp + j) * b.col_stride;
+                for (int p0 = 0; p0 < kp; p0 += (MM_KC_MAX + 1) / 2) {   /* kc may exceed MM_KC_MAX here */
+                    int n = kp - p0 < (MM_KC_MAX + 1) / 2 ? kp - p0 : (MM_KC_MAX + 1) / 2;
+                    int values = kc - 2 * p0 < 2 * n ? kc - 2 * p0 : 2 * n;
+                    bf16_row_pairs(column, src + 2L * p0, values, 0.0f);
+                    for (int p = 0; p < n; p++) panel[(long)(p0 + p) * BF_NR + j] = column[p];
+                }
+            }
+        } else {
+            for (int p = 0; p < kp; p++) {
+                const float *first = b.data + (k0 + 2 * p) * b.row_stride + (col0 + jp) * b.col_stride;
+                const float *second = 2 * p + 1 < kc ? first + b.row_stride : NULL;
+                uint32_t *dst = panel + (long)p * BF_NR;
+                if (b.col_stride == 1 && second) {
+                    for (int j = 0; j < width; j++) dst[j] = bf16_pair(first[j], second[j]);
+                } else {
+                    for (int j = 0; j < width; j++)
+                        dst[j] = bf16_pair(first[j * b.col_stride], second ? second[j * b.col_stride] : 0.0f);
+                }
+            }
+        }
+    }
+}
+
+/* vdpbf16ps's rules in float arithmetic: a subnormal accumulator is read as
+ * a zero of its sign, a subnormal sum is written as one. */
+static inline float bf16_flush(float x) { return fabsf(x) < FLT_MIN ? copysignf(0.0f, x) : x; }
+
+/* v (BF_MR x BF_NR, starting values on entry) += the kp word pairs of the
+ * A panel times the B panel, each pair as vdpbf16ps adds it: the high
+ * halves' product, then the low halves', each sum rounded to float (fmaf:
+ * the product of two bfloat16 is exact) and flushed. */
+static void bf16_kernel_emulated(int kp, const uint32_t *restrict a, long a_rs, long a_ps, const uint32_t *restrict b,
+                                 float *restrict v) {
+    for (int i = 0; i < BF_MR; i++) {
+        float acc[BF_NR];
+        for (int j = 0; j < BF_NR; j++) acc[j] = bf16_flush(v[i * BF_NR + j]);
+        for (int p = 0; p < kp; p++) {
+            uint32_t w = a[i * a_rs + p * a_ps];
+            float a_hi = bf16_value((uint16_t)(w >> 16)), a_lo = bf16_value((uint16_t)w);
+            const uint32_t *bp = b + p * BF_NR;
+            for (int j = 0; j < BF_NR; j++) {
+                acc[j] = bf16_flush(fmaf(a_hi, bf16_value((uint16_t)(bp[j] >> 16)), acc[j]));
+                acc[j] = bf16_flush(fmaf(a_lo, bf16_value((uint16_t)bp[j]), acc[j]));
+            }
+        }
+        for (int j = 0; j < BF_NR; j++) v[i * BF_NR + j] = acc[j];
+    }
+}
+
+#if BF16_HW_COMPILED
+/* The same on vdpbf16ps: 16 accumulators in registers, one word of A
+ * broadcast per row, two vectors of B per pair of k. */
+__attribute__((target("avx512f,avx512bf16")))
+static void bf16_kernel_hw(int kp, const uint32_t *restrict a, long a_rs, long a_ps, const uint32_t *restrict b,
+                           float *restrict v) {
+    __m512 acc[BF_MR][2];
+    for (int i = 0; i < BF_MR; i++) {
+        acc[i][0] = _mm512_loadu_ps(v + i * BF_NR);
+        acc[i][1] = _mm512_loadu_ps(v + i * BF_NR + 16);
+    }
+    for (int p = 0; p < kp; p++) {
+        __m512bh b0 = (__m512bh)_mm512_loadu_si512(b + p * BF_NR);
+        __m512bh b1 = (__m512bh)_mm512_loadu_si512(b + p * BF_NR + 16);
+        for (int i = 0; i < BF_MR; i++) {
+            __m512bh ai = (__m512bh)_mm512_set1_epi32((int)a[i * a_rs + p * a_ps]);
+            acc[i][0] = _mm512_dpbf16_ps(acc[i][0], ai, b0);
+            acc[i][1] = _mm512_dpbf16_ps(acc[i][1], ai, b1);
+        }
+    }
+    for (int i = 0; i < BF_MR; i++) {
+        _mm512_storeu_ps(v + i * BF_NR, acc[i][0]);
+        _mm512_storeu_ps(v + i * BF_NR + 16, acc[i][1]);
+    }
+}
+#endif
+
+static void bf16_kernel(MatMode mode, int kp, const uint32_t *a, long a_rs, long a_ps, const uint32_t *b, float *v) {
+#if BF16_HW_COMPILED
+    if (mode == MM_BF16_HW) {
+        bf16_kernel_hw(kp, a, a_rs, a_ps, b, v);
+        return;
+    }
+#endif
+    (void)mode;
+    bf16_kernel_emulated(kp, a, a_rs, a_ps, b, v);
+}
+
+/* All of A (M x K) as pair words, row i's at words + i * ((K + 1) / 2),
+ * once for a product whose column blocks would each convert it again.
+ * Elementwise, so the threads' split changes nothing. */
+static void mm_words_a_bf16(uint32_t *words, MatView a, long M, long K) {
+    long kp = (K + 1) / 2;
+    if (a.col_stride == 1) {
+        #pragma omp parallel for schedule(static) if (M * K > 65536)
+        for (long i = 0; i < M; i++) bf16_row_pairs(words + i * kp, a.data + i * a.row_stride, (int)K, -0.0f);
+        return;
+    }
+    #pragma omp parallel for schedule(static) if (M * K > 65536)
+    for (long p = 0; p < kp; p++) {   /* along A's rows, which are contiguous across i here */
+        const float *first = a.data + 2 * p * a.col_stride;
+        const float *second = 2 * p + 1 < K ? first + a.col_stride : NULL;
+        for (long i = 0; i < M; i++)
+            words[i * kp + p] = bf16_pair(first[i * a.row_stride], second ? second[i * a.row_stride] : -0.0f);
+    }
+}
+
+/* Largest A converted whole by mm_words_a_bf16 (4 MB); beyond it each
+ * task packs its panels, so a vocabulary-wide operand costs no copy. */
+#define MM_A_WORDS_MAX (1L << 20)
+
+/* Outputs rows [0, M) x columns [0, N) of C (at c, row stride ldc) continue
+ * their chains over k in [k0, k0+kc): A's rows [0, M) (the view starts at
+ * the block's first row; a_words, when not NULL, the same rows converted
+ * by mm_words_a_bf16, row stride a_ld) times the packed B of those k (panel
+ * q at b + q * b_stride words). They start from `from` (row stride from_ld;
+ * 0: one row, a bias; NULL: zeros). ep: the epilogue, positioned at the
+ * block's first output, when these k finish the outputs (NULL otherwise). */
+static void mm_bf16_block(float *c, long ldc, const float *from, long from_ld, MatView a, const uint32_t *a_words,
+                          long a_ld, long M, int N, long k0, int kc, const uint32_t *b, long b_stride,
+                          const MatEpilogue *ep, MatMode mode) {
+    uint32_t a_panel[(MM_KC_MAX + 1) / 2 * BF_MR];
+    float v[BF_MR * BF_NR];
+    int kp = (kc + 1) / 2;
+    for (long i0 = 0; i0 < M; i0 += BF_MR) {
+        int rows = (int)(M - i0 < BF_MR ? M - i0 : BF_MR);
+        long a_rs = a_ld, a_ps = 1;
+        const uint32_t *a_ptr = a_panel;
+        if (a_words && rows == BF_MR) a_ptr = a_words + i0 * a_ld + k0 / 2;   /* whole panels read in place */
+        else mm_pack_a_bf16(a_panel, &a_rs, &a_ps, a, i0, rows, k0, kc);
+        for (int j0 = 0; j0 < N; j0 += BF_NR) {
+            int cols = N - j0 < BF_NR ? N - j0 : BF_NR;
+            memset(v, 0, sizeof v);
+            if (from)
+                for (int i = 0; i < rows; i++)
+                    memcpy(v + i * BF_NR, from + (i0 + i) * from_ld + j0, sizeof(float) * (size_t)cols);
+            bf16_kernel(mode, kp, a_ptr, a_rs, a_ps, b + (j0 / BF_NR) * b_stride, v);
+            float *tile = c + i0 * ldc + j0;
+            if (!ep || !ep->in_place)
+                for (int i = 0; i < rows; i++) memcpy(tile + i * ldc, v + i * BF_NR, sizeof(float) * (size_t)cols);
+            if (ep) {
+                MatEpilogue at = mm_epilogue_at(ep, i0, j0, ldc);
+                mm_epilogue_apply(&at, v, BF_NR, tile, ldc, rows, cols);
+            }
+        }
+    }
+}
+
+/* mm_task in bfloat16: the same task, the same k blocks (of even size, so
+ * no pair straddles two), B packed per block. */
+static void mm_task_bf16(float *c, long ldc, MatView a, const uint32_t *a_words, MatView b, const float *bias,
+                         MatInit init, long m0, int mc, long n0, int nc, long K, const MatEpilogue *ep, MatMode mode) {
+    uint32_t b_block[(MM_KC_MAX + 1) / 2 * MM_NC];
+    long k_block = K <= MM_KC_MAX ? K : MM_KC;
+    MatView a_rows = {a.data + m0 * a.row_stride, a.row_stride, a.col_stride};
+    float *c_blk = c + m0 * ldc + n0;
+    for (long k0 = 0; k0 < K; k0 += k_block) {
+        int kc = (int)(K - k0 < k_block ? K - k0 : k_block);
+        mm_pack_b_bf16(b_block, b, k0, kc, n0, nc);
+        const float *from = NULL;
+        long from_ld = ldc;
+        if (k0 > 0 || init == MM_ACCUMULATE) from = c_blk;
+        else if (init == MM_BIAS) from = bias + n0, from_ld = 0;
+        else if (init == MM_START) from = bias + m0 * ldc + n0;
+        MatEpilogue at = mm_epilogue_at(ep, m0, n0, ldc);
+        int last = ep && k0 + kc == K;
+        long a_ld = (K + 1) / 2;
+        mm_bf16_block(c_blk, ldc, from, from_ld, a_rows, a_words ? a_words + m0 * a_ld : NULL, a_ld, mc, nc, k0, kc,
+                      b_block, (long)(kc + 1) / 2 * BF_NR, last ? &at : NULL, mode);
+    }
+    if (K == 0) mm_task_empty(c, ldc, bias, init, m0, mc, n0, nc, ep);
+}
+
+#else
+typedef enum { MM_F32 = 0 } MatMode;
+static inline MatMode mm_mode(int prec) { (void)prec; return MM_F32; }
+#endif
 
 /* matmul on the calling thread alone, for callers already inside a parallel loop. */
 static inline void matmul_serial(float *c, long ldc, MatView a, MatView b, const float *bias, MatInit init,
@@ -309,8 +584,9 @@ static long gcd_long(long a, long b) {
  * 0, bias[j] (per column) or C's own values, by init; then the epilogue ep
  * (NULL: none). Threads split the output into row and column blocks; each
  * block's k loop stays whole. */
-static void matmul_epilogue(float *c, long ldc, MatView a, MatView b, const float *bias, MatInit init,
-                            long M, long N, long K, const MatEpilogue *ep) {
+static void matmul_mode(float *c, long ldc, MatView a, MatView b, const float *bias, MatInit init, long M, long N,
+                        long K, const MatEpilogue *ep, MatMode mode) {
+    (void)mode;
     if (M <= 0 || N <= 0) return;
     int threads = 1;
 #ifdef _OPENMP
@@ -330,18 +606,40 @@ static void matmul_epilogue(float *c, long ldc, MatView a, MatView b, const floa
     mc = (mc + MM_MR - 1) / MM_MR * MM_MR;
     row_blocks = (M + mc - 1) / mc;
     long tasks = row_blocks * col_blocks;
+#if !defined(float)
+    uint32_t *a_words = NULL;
+    if (mode != MM_F32 && col_blocks > 1 && K > 0 && M * ((K + 1) / 2) <= MM_A_WORDS_MAX &&
+        (a_words = malloc(sizeof(uint32_t) * (size_t)(M * ((K + 1) / 2)))))
+        mm_words_a_bf16(a_words, a, M, K);
+#endif
     #pragma omp parallel for schedule(static) if (tasks > 1 && M * N * K > 32768)
     for (long t = 0; t < tasks; t++) {
         long m0 = (t / col_blocks) * mc, n0 = (t % col_blocks) * nc;
         int rows = (int)(M - m0 < mc ? M - m0 : mc);
         int cols = (int)(N - n0 < nc ? N - n0 : nc);
+#if !defined(float)
+        if (mode != MM_F32) {
+            mm_task_bf16(c, ldc, a, a_words, b, bias, init, m0, rows, n0, cols, K, ep, mode);
+            continue;
+        }
+#endif
         mm_task(c, ldc, a, b, bias, init, m0, rows, n0, cols, K, ep);
     }
+#if !defined(float)
+    free(a_words);
+#endif
+}
+
+/* matmul_mode in the given precision (bfloat16 on vdpbf16ps when the CPU
+ * has it, else emulated: the same bytes). */
+static inline void matmul_epilogue(float *c, long ldc, MatView a, MatView b, const float *bias, MatInit init,
+                                   long M, long N, long K, const MatEpilogue *ep, Precision prec) {
+    matmul_mode(c, ldc, a, b, bias, init, M, N, K, ep, mm_mode(prec));
 }
 
 static inline void matmul(float *c, long ldc, MatView a, MatView b, const float *bias, MatInit init,
-                          long M, long N, long K) {
-    matmul_epilogue(c, ldc, a, b, bias, init, M, N, K, NULL);
+                          long M, long N, long K, Precision prec) {
+    matmul_epilogue(c, ldc, a, b, bias, init, M, N, K, NULL, prec);
 }
 
 #endif

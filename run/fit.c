@@ -326,6 +326,8 @@ static void print_intro(const Trainer *t, int resume) {
            "%d step%s per epoch", t->model->n_params, t->o->d_model, t->o->heads, t->o->heads == 1 ? "" : "s",
            t->o->layers, t->o->layers == 1 ? "" : "s", t->o->d_ff, t->o->norm, head, none ? "no" : t->o->pe,
            t->steps_per_epoch, t->steps_per_epoch == 1 ? "" : "s");
+    if (t->model->cfg.precision == PRECISION_BF16)
+        printf("; bf16 products%s", bf16_hardware() ? "" : " (emulated: this CPU lacks AVX-512 BF16, slower)");
     if (t->dist->size > 1)
         printf(", each batch split over %d MPI ranks, each holding its share of the data", t->dist->size);
     printf("\n");

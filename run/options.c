@@ -37,6 +37,10 @@ const OptionSpec OPTION_TABLE[] = {
     {"norm", OPT_CHOICE, OFF(norm), "post", 0, 0, "post|pre", "LayerNorm after (post) or before (pre) each sub-layer", 1},
     {"pool", OPT_CHOICE, OFF(pool), "mean", 0, 0, "mean|cls", "pooling: mean over tokens, or the [CLS] position", 1},
     {"pe", OPT_CHOICE, OFF(pe), "sinusoidal", 0, 0, "sinusoidal|learned|none", "positional encoding", 1},
+    {"precision", OPT_CHOICE, OFF(precision), "fp32", 0, 0, "fp32|bf16",
+     "the matrix products' inputs: fp32, or bf16 (rounded to bfloat16, summed in float32; on AVX-512 BF16, "
+     "emulated elsewhere); weights, optimizer and checkpoints stay float32. predict, eval, trace: default the "
+     "model's own", 1},
     {"tokenizer", OPT_CHOICE, OFF(tokenizer), "bpe", 0, 0, "bpe|word|char",
      "bpe: subwords learned from the training texts; word: words; char: characters", 1},
     {"vocab-size", OPT_INT, OFF(vocab_size), "2000", 6, 1 << 24, NULL,
@@ -383,6 +387,7 @@ int options_model_config(const Options *o, int vocab_size, int n_classes, int ma
     norm_parse(o->norm, &cfg.norm);
     pool_parse(o->pool, &cfg.pool);
     pe_parse(o->pe, &cfg.pe);
+    precision_parse(o->precision, &cfg.precision);
     *out = cfg;
     /* the rules between options, named as the user wrote them; then the model's own check */
     if (o->d_model % o->heads != 0)

@@ -24,6 +24,7 @@ typedef struct {
     int max_len;                 /* 0: auto, resolved from the training data */
     double dropout;
     const char *activation, *norm, *pool, *pe;
+    const char *precision;       /* of the products: fp32 or bf16 (docs/DESIGN.md §4) */
     /* training */
     int epochs, batch_size, patience, threads, stop_after;
     int accum_steps;    /* micro-batches a rank's share of a batch goes through before one step */

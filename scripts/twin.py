@@ -6,13 +6,16 @@
   twin.py selftest                              checks of the twin against itself
   twin.py bench --vocab V --seq T ...           ms per training step of the same model in PyTorch
                 [--idiomatic] [--inference]     ... or of the idiomatic model; or forward passes only
+                [--autocast]                    ... under torch.autocast("cpu", dtype=torch.bfloat16)
   twin.py matmul-peak --threads N               best float32 matrix-product GFLOP/s
+                [--dtype bfloat16]              ... or bfloat16 (torch.mm on bfloat16 tensors)
 
 The state_dict names are those of SPEC section 5, so load_state_dict works on
 the C checkpoint directly. The file format is read and written here by hand
 (no safetensors package): u64 LE header size, JSON header, raw LE data.
 """
 import argparse
+import contextlib
 import json
 import math
 import os
@@ -65,6 +68,8 @@ import numpy as np
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
+
+from twin_bf16 import encoder_layer_written_out, linear_bf16
 
 PAD, UNK, CLS, SEP, MASK = 0, 1, 2, 3, 4
 N_SPECIAL = 5
@@ -157,6 +162,9 @@ def config_from_metadata(meta, tensors=None):
     }
     cfg["max_len"] = get("max_len", int, lambda: int(tensors["pos_embedding.weight"].shape[0]))
     cfg["emb_scale"] = get("emb_scale", float, lambda: math.sqrt(cfg["d_model"]))
+    cfg["precision"] = get("precision", str, lambda: "fp32")   # absent: float32 (docs/DESIGN.md §4)
+    if cfg["precision"] not in ("fp32", "bf16"):
+        raise ValueError(f"unknown precision {cfg['precision']!r}")
     return cfg
 
 
@@ -193,8 +201,8 @@ class MlmHead(nn.Module):
         self.norm = nn.LayerNorm(d, eps=1e-5)
         self.bias = nn.Parameter(torch.zeros(vocab_size))
 
-    def forward(self, h, embedding_weight):
-        return F.linear(self.norm(F.gelu(self.dense(h))), embedding_weight, self.bias)
+    def forward(self, h, embedding_weight, linear=F.linear):
+        return linear(self.norm(F.gelu(linear(h, self.dense.weight, self.dense.bias))), embedding_weight, self.bias)
 
 
 class Twin(nn.Module):
@@ -244,12 +252,24 @@ class Twin(nn.Module):
         x = self.embed(tokens) if x is None else x
         x = masked_dropout(x, tokens, self.cfg["dropout"], self.training)
         pad = tokens == PAD
+        if self.cfg.get("precision") == "bf16":
+            return self.encode_written_out(x, pad)
         return self.encoder(x, src_key_padding_mask=pad)
+
+    def encode_written_out(self, x, pad, **products):
+        """The encoder through encoder_layer_written_out (bfloat16 products unless given others)."""
+        for layer in self.encoder.layers:
+            x = encoder_layer_written_out(layer, x, pad, **products)
+        return x if self.encoder.norm is None else self.encoder.norm(x)
+
+    def linear(self, x, weight, bias):
+        """F.linear, or with bfloat16 products in a bf16 model."""
+        return linear_bf16(x, weight, bias) if self.cfg.get("precision") == "bf16" else F.linear(x, weight, bias)
 
     def mlm_logits(self, tokens, targets):
         """Vocabulary logits at the selected positions (targets >= 0), row-major order."""
         h = self.encode(tokens)
-        return self.mlm(h[targets >= 0], self.embedding.weight)
+        return self.mlm(h[targets >= 0], self.embedding.weight, self.linear)
 
     def forward(self, tokens, x=None):
         """Logits; x, when given, replaces the embedding sum."""
@@ -260,7 +280,7 @@ class Twin(nn.Module):
         else:
             keep = (~pad).to(h.dtype).unsqueeze(-1)
             pooled = (h * keep).sum(1) / keep.sum(1)
-        return self.head(pooled)
+        return self.linear(pooled, self.head.weight, self.head.bias)
 
 
 def loss_fn(logits, labels, class_weights=None):
@@ -340,6 +360,7 @@ def check_mlm_case(case_dir, model_path, batch, bmeta, dtype, tol):
     lr, wd, clip, steps = (float(bmeta["lr"]), float(bmeta["weight_decay"]), float(bmeta["clip"]),
                            int(bmeta["steps"]))
     model, cfg = load_twin(model_path, dtype)
+    tol = tol[cfg["precision"]]
     model.train()
     logits = model.mlm_logits(tokens, targets)
     loss = F.cross_entropy(logits, targets[targets >= 0])
@@ -356,8 +377,33 @@ def check_mlm_case(case_dir, model_path, batch, bmeta, dtype, tol):
     worst = max(grads, key=lambda g: g[1])
     ok = (logits_diff <= tol["logits"] and loss_diff <= tol["loss"] and worst[1] <= tol["grad"]
           and adamw_diff <= tol["adamw"])
-    return ok, {"logits": logits_diff, "loss": loss_diff, "eval": None, "adamw": adamw_diff,
-                "worst": worst, "cfg": cfg, "losses": losses}, grads
+    summary = {"logits": logits_diff, "loss": loss_diff, "eval": None, "adamw": adamw_diff,
+               "worst": worst, "cfg": cfg, "losses": losses}
+    if cfg["precision"] == "bf16":
+        def c_distance(twin):
+            p = torch.softmax(twin.mlm_logits(tokens, targets).detach().double(), -1).numpy()
+            return float(np.max(np.abs(p - batch["mlm_probs"])))
+        ok = bf16_evidence(model_path, dtype, tokens, c_distance, summary) and ok
+    return ok, summary, grads
+
+
+def bf16_evidence(model_path, dtype, tokens, c_distance, summary):
+    """For a bf16 case: the written-out layers with float32 products against nn.TransformerEncoder
+    (the twin's bf16 path is that code), and how far from the C side the same twin lands without
+    the rounding, which must be several times farther than with it. Adds both to summary."""
+    twin, _ = load_twin(model_path, dtype)
+    twin.train()
+    pad = tokens == PAD
+    with torch.no_grad():
+        x = twin.embed(tokens)
+        own = twin.encoder(x, src_key_padding_mask=pad)
+        written = twin.encode_written_out(x, pad, matmul=torch.matmul, linear=F.linear)
+        keep = ~pad
+        summary["written_out"] = float((own - written)[keep].abs().max())
+    twin.cfg["precision"] = "fp32"
+    summary["fp32_twin"] = c_distance(twin)
+    return (summary["written_out"] <= BF16_WRITTEN_OUT_TOL
+            and summary["logits"] * BF16_EVIDENCE_RATIO <= summary["fp32_twin"])
 
 
 def check_case(case_dir, dtype, tol):
@@ -376,6 +422,7 @@ def check_case(case_dir, dtype, tol):
     steps = int(bmeta["steps"])
 
     model, cfg = load_twin(model_path, dtype)
+    tol = tol[cfg["precision"]]
     eval_only = bmeta.get("eval_only", "0") == "1"
     if cfg["dropout"] != 0 and not eval_only:
         raise ValueError(f"{case_dir}: the check needs dropout 0, checkpoint has {cfg['dropout']}")
@@ -427,17 +474,45 @@ def check_case(case_dir, dtype, tol):
 
     worst = max(grads, key=lambda g: g[1])
     ok = (logits_diff <= tol["logits"] and loss_diff <= tol["loss"] and eval_diff <= tol["logits"]
-          and worst[1] <= tol["grad"] and adamw_diff <= tol["adamw"] and swa_diff <= tol["logits"])
+          and worst[1] <= tol["grad"] and adamw_diff <= tol["adamw"] and swa_diff <= tol.get("swa", tol["logits"]))
     summary = {"logits": logits_diff, "loss": loss_diff, "eval": eval_diff, "adamw": adamw_diff,
                "swa": swa_diff, "worst": worst, "cfg": cfg, "losses": losses}
+    if cfg["precision"] == "bf16":
+        def c_distance(twin):
+            return float(np.max(np.abs(twin(tokens).detach().double().numpy() - batch["logits"])))
+        ok = bf16_evidence(model_path, dtype, tokens, c_distance, summary) and ok
     return ok, summary, grads
+
+
+# The bf16_ cases: both sides round every product's inputs to bfloat16 and sum in float32.
+# bfloat16 keeps 8 significant bits, so its unit roundoff is u = 2^-8 = 0.0039: a product of two
+# rounded inputs is off by up to (1+u)^2 - 1 ~ 2u relative, a dot product of K terms by up to
+# 2u * sum|a_k b_k| (float32's own K * 2^-24 is negligible). That is how far bf16 moves a result
+# from float32, and it compounds through the layers and the AdamW steps. The C side and the twin,
+# though, round the same values: they differ where float32's other order of sums (about 2^-24
+# relative) moves a value across a bfloat16 rounding midpoint, a chance of about 2^-24 / 2^-8 = 2^-16
+# per rounded value, and then by one bfloat16 step (up to 2u relative) in that value. Over the
+# check's ~10^4 rounded values a step, a few such steps are expected, each diluted in its dot
+# product. The tolerances allow one full step, 2u = 2^-7, on results of order one, divided by 8,
+# as the step is one term among many (K >= 16 here): logits and loss 2^-10 ~ 1e-3 absolute,
+# gradients 2^-10 relative by norm (seen: logits 3e-8, gradients up to 5e-4, one flip; the twin
+# without the rounding lands 7e-4..4e-3 and 7e-3..5e-2 away). The ten AdamW steps give no such
+# bound: Adam's first steps move a weight by about lr whatever its gradient's size, so a flip
+# in a gradient near zero moves it by up to 2 lr, and both trajectories drift apart as far as
+# bf16 and float32 do (seen: 1e-3 in the losses, 9e-3 in the SWA logits; without the rounding
+# 6e-3 and 2e-2). They are held to 8u = 2^-5, which catches a wrong update, not the rounding.
+# So that the check sees the rounding itself, the twin with it must also land at least
+# BF16_EVIDENCE_RATIO times closer to the C side's logits than the same twin without it.
+BF16_TOL = {"logits": 2.0 ** -10, "loss": 2.0 ** -10, "grad": 2.0 ** -10, "adamw": 2.0 ** -5, "swa": 2.0 ** -5}
+BF16_EVIDENCE_RATIO = 4
+BF16_WRITTEN_OUT_TOL = 1e-5   # float32 rounding: the written-out layers are the layer itself
 
 
 def cmd_check(args):
     dtype = {"float32": torch.float32, "float64": torch.float64}[args.dtype]
     # 10-30x the float32 rounding seen (logits 4e-7, gradients 2e-6): a planted tanh GELU or LayerNorm eps
     # fails here (README, How it is tested); AdamW keeps 1e-4, as ten pretraining steps drift by 1.5e-5.
-    tol = {"logits": 1e-5, "loss": 1e-5, "grad": 2e-5, "adamw": 1e-4}
+    tol = {"fp32": {"logits": 1e-5, "loss": 1e-5, "grad": 2e-5, "adamw": 1e-4}, "bf16": BF16_TOL}
     cases = sorted(c for c in os.listdir(args.dir)
                    if os.path.isfile(os.path.join(args.dir, c, "batch.safetensors")))
     if not cases:
@@ -447,15 +522,19 @@ def cmd_check(args):
     n_fail = 0
     rows = []
     print(f"twin check: {len(cases)} cases, twin in {args.dtype}; tolerances: logits/loss/adamw "
-          f"{tol['logits']:g} abs, gradients {tol['grad']:g} relative")
+          f"{tol['fp32']['logits']:g} abs, gradients {tol['fp32']['grad']:g} relative; bf16_ cases (bfloat16 "
+          f"products on both sides): logits/loss {BF16_TOL['logits']:g}, adamw/swa {BF16_TOL['adamw']:g} abs, "
+          f"gradients {BF16_TOL['grad']:g} relative, and the twin without the rounding at least "
+          f"{BF16_EVIDENCE_RATIO}x farther from the C side")
     for case in cases:
         try:
             ok, s, grads = check_case(os.path.join(args.dir, case), dtype, tol)
         except Exception as e:  # a broken file fails its case; the others still run
             ok, s, grads = False, {"error": f"{type(e).__name__}: {e}"}, []
         n_fail += 0 if ok else 1
+        limit = tol["bf16" if case.startswith("bf16_") else "fp32"]["grad"]
         for name, err in grads:
-            flag = "" if err <= tol["grad"] else "  <-- FAIL"
+            flag = "" if err <= limit else "  <-- FAIL"
             print(f"  grad {case:<16} {name:<42} {err:.3e}{flag}")
         rows.append((case, ok, s))
 
@@ -471,6 +550,10 @@ def cmd_check(args):
         print(f"REPORT {case:<16} {num(s['logits'], 13)} {num(s['loss'], 10)} {num(s['eval'], 11)} "
               f"{num(s['adamw'], 13)} {num(s.get('swa'), 10)} {num(worst[0], 14)}  {'PASS' if ok else 'FAIL'}    "
               f"{worst[1]}")
+        if "fp32_twin" in s:
+            print(f"REPORT {case:<16} bf16: the twin without the rounding lands {s['fp32_twin']:.2e} from the C side "
+                  f"({s['fp32_twin'] / max(s['logits'], 1e-30):.0f}x farther); written-out layers vs "
+                  f"nn.TransformerEncoder {s['written_out']:.1e}")
     print(f"REPORT twin check ({args.dtype}): {len(cases) - n_fail}/{len(cases)} cases pass")
     return 1 if n_fail else 0
 
@@ -505,7 +588,7 @@ def cmd_selftest(args):
 
     base = {"vocab_size": 23, "max_len": 12, "d_model": 16, "heads": 4, "layers": 2, "d_ff": 40,
             "n_classes": 3, "dropout": 0.0, "activation": "relu", "norm": "post", "pool": "mean",
-            "pe": "sinusoidal", "emb_scale": 4.0}
+            "pe": "sinusoidal", "emb_scale": 4.0, "precision": "fp32"}
     tokens = torch.tensor([[2, 7, 8, 9, 3, 0, 0],
                            [2, 10, 4, 11, 12, 13, 3]])
     for norm in ("post", "pre"):
@@ -634,14 +717,23 @@ def cmd_bench(args):
     low = min(N_SPECIAL, args.vocab - 1)
     tokens = torch.randint(low, args.vocab, (args.batch, args.seq))
     labels = torch.randint(0, args.classes, (args.batch,))
+    # PyTorch's own mixed precision: products in bfloat16, the rest as autocast decides
+    precision = (lambda: torch.autocast("cpu", dtype=torch.bfloat16)) if args.autocast else contextlib.nullcontext
     if args.inference:
-        model.eval()
+        # PyTorch 1.13's fused inference path (eval mode, no_grad) refuses autocast ("expected scalar
+        # type BFloat16"): under autocast the layers take their ordinary path, in train mode, which
+        # is eval mode's math when dropout is 0, as the inference runs have it
+        model.train(args.autocast and args.dropout == 0)
 
         def step():
-            with torch.no_grad():
+            with torch.no_grad(), precision():
                 model(tokens).argmax(1)
     else:
         def step():
+            with precision():
+                return one_step()
+
+        def one_step():
             if not args.mlm:
                 return train_step(model, opt, tokens, labels, None, 1.0)
             # SPEC 4b masking, drawn afresh each step as the C side does; the head
@@ -661,7 +753,7 @@ def cmd_bench(args):
         step()
         times.append(time.perf_counter() - start)
     elapsed = sum(times)
-    print(json.dumps({"ms_per_step": 1000.0 * elapsed / args.steps,
+    print(json.dumps({"ms_per_step": 1000.0 * elapsed / args.steps, "autocast": args.autocast,
                       "tokens_per_s": args.batch * args.seq * args.steps / elapsed,
                       "ms_per_step_min": 1000.0 * min(times),
                       "blas": blas_library(), "threads": args.threads}))
@@ -699,10 +791,11 @@ def cmd_matmul_peak(args):
     torch.set_num_threads(args.threads)
     torch.manual_seed(0)
     mm = onednn = 0.0
+    dtype = getattr(torch, args.dtype)
     for n in args.sizes:
-        a, b, c = torch.randn(n, n), torch.randn(n, n), torch.empty(n, n)
+        a, b, c = (torch.randn(n, n).to(dtype) for _ in range(3))
         mm = max(mm, best_gflops(n, args.reps, lambda: torch.mm(a, b, out=c)))
-        if torch.backends.mkldnn.is_available():
+        if torch.backends.mkldnn.is_available() and dtype == torch.float32:
             try:
                 am = a.to_mkldnn()
                 onednn = max(onednn, best_gflops(n, args.reps,
@@ -710,7 +803,7 @@ def cmd_matmul_peak(args):
             except (RuntimeError, AttributeError):
                 pass
     best, method = max((mm, "torch.mm"), (onednn, "onednn"))
-    print(json.dumps({"gflops": best, "method": method, "torch_mm_gflops": mm,
+    print(json.dumps({"gflops": best, "method": method, "dtype": args.dtype, "torch_mm_gflops": mm,
                       "onednn_gflops": onednn, "blas": blas_library(), "threads": args.threads}))
     return 0
 
@@ -781,6 +874,7 @@ def main(argv):
     p.add_argument("--idiomatic", action="store_true",
                    help="time the model as a PyTorch user writes it (class Idiomatic), not the twin")
     p.add_argument("--inference", action="store_true", help="time forward passes under torch.no_grad")
+    p.add_argument("--autocast", action="store_true", help="under torch.autocast(\"cpu\", dtype=torch.bfloat16)")
     p = sub.add_parser("bpe-check", help="a bpe run's tokenizer and probabilities against the Python side")
     p.add_argument("run")
     p.add_argument("train", help="the training file the run learned its merges from (all of it: --val FILE)")
@@ -793,6 +887,7 @@ def main(argv):
     p.add_argument("--threads", type=int, default=1)
     p.add_argument("--sizes", type=int, nargs="+", default=[1024, 1536, 2048])
     p.add_argument("--reps", type=int, default=4)
+    p.add_argument("--dtype", choices=["float32", "bfloat16"], default="float32")
     args = ap.parse_args(argv)
     return {"check": cmd_check, "selftest": cmd_selftest, "saliency": cmd_saliency, "bench": cmd_bench,
             "matmul-peak": cmd_matmul_peak, "bpe-check": cmd_bpe_check}[args.cmd](args)

@@ -5,7 +5,16 @@
  * matrix, with C holding NaNs that must not be read), serial and
  * threaded at 1 and 2 threads, and with the epilogue (ReLU and a sum made
  * as tiles finish) against the separate passes. The reference does the same
- * multiply-add chain over k in increasing order, so equality must be exact. */
+ * multiply-add chain over k in increasing order, so equality must be exact.
+ *
+ * The same again in bfloat16 (--precision bf16), emulated and on
+ * vdpbf16ps: the reference rounds each input to bfloat16 by hand (from the
+ * definition: 8 significant bits, ties to even, written apart from
+ * bf16_round) and runs the same float32 chain, so equality is exact there
+ * too (the test's values are never subnormal, where vdpbf16ps flushes).
+ * Then the emulation against vdpbf16ps itself, on pairs of any exponent,
+ * zeros, infinities and subnormal accumulators: the same bits. */
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,20 +39,42 @@ static void make_views(int layout, const float *a_data, const float *b_data, lon
     *b = b_transposed ? (MatView){b_data, 1, K} : (MatView){b_data, N, 1};
 }
 
-static void reference(float *c, MatView a, MatView b, const float *bias, MatInit init, long M, long N, long K) {
+/* x to the nearest float with 8 significant bits, ties to the even one
+ * (normal x; 0, inf and NaN as they are): x = q * 2^(e-8) with q an
+ * integer below 2^8 after rounding. */
+static float round_bf16_by_hand(float x) {
+    if (x == 0.0f || !isfinite(x)) return x;
+    int e;
+    frexpf(x, &e);   /* |x| in [2^(e-1), 2^e): bfloat16's spacing there is 2^(e-8) */
+    double ulp = ldexp(1.0, e - 8), q = (double)x / ulp;   /* exact */
+    double r = floor(q), rest = q - r;
+    if (rest > 0.5 || (rest == 0.5 && fmod(r, 2.0) != 0.0)) r += 1.0;
+    return (float)(r * ulp);
+}
+
+/* In bfloat16, a and b hold the inputs already rounded by hand: the
+ * product of two is exact, so fmaf adds it with the one rounding of
+ * vdpbf16ps's sum. */
+static void reference(float *c, MatView a, MatView b, const float *bias, MatInit init, long M, long N, long K,
+                      int bf16) {
     for (long i = 0; i < M; i++) {
         for (long j = 0; j < N; j++) {
             float acc = init == MM_BIAS ? bias[j] : init == MM_ZERO ? 0.0f : c[i * N + j];   /* MM_START: c holds start */
-            for (long k = 0; k < K; k++) acc = MM_FMA(mat_at(a, i, k), mat_at(b, k, j), acc);
+            for (long k = 0; k < K; k++) {
+                float x = mat_at(a, i, k), y = mat_at(b, k, j);
+                acc = bf16 ? fmaf(x, y, acc) : MM_FMA(x, y, acc);
+            }
             c[i * N + j] = acc;
         }
     }
 }
 
-int main(void) {
-    int trials = getenv("CHECK_QUICK") ? 60 : 300;
+/* The random products of one mode (float32, bfloat16 emulated or on
+ * vdpbf16ps) against the plain loop; returns the trials that differed. */
+static long check_products(MatMode mode, int trials) {
     uint32_t state = 7;
     long mismatched_trials = 0;
+    const char *name = mode == MM_F32 ? "fp32" : mode == MM_BF16_HW ? "bf16 vdpbf16ps" : "bf16 emulated";
     for (int trial = 0; trial < trials; trial++) {
         int large = trial >= trials / 2;
         long M = 1 + random_below(&state, large ? 200 : 40);
@@ -65,53 +96,60 @@ int main(void) {
         float *addend = malloc(sizeof(float) * (size_t)(M * N)), *relu = malloc(sizeof(float) * (size_t)(M * N));
         float *sum = malloc(sizeof(float) * (size_t)(M * N));
         for (long i = 0; i < M * N; i++) addend[i] = random_value(&state);
-        MatView a, b;
+        MatView a, b, a_ref, b_ref;
         make_views(layout, a_data, b_data, M, N, K, &a, &b);
-        reference(expected, a, b, bias, init, M, N, K);
+        float *a_round = malloc(sizeof(float) * (size_t)(M * K + 1)), *b_round = malloc(sizeof(float) * (size_t)(K * N + 1));
+        for (long i = 0; i < M * K; i++) a_round[i] = mode == MM_F32 ? a_data[i] : round_bf16_by_hand(a_data[i]);
+        for (long i = 0; i < K * N; i++) b_round[i] = mode == MM_F32 ? b_data[i] : round_bf16_by_hand(b_data[i]);
+        make_views(layout, a_round, b_round, M, N, K, &a_ref, &b_ref);
+        reference(expected, a_ref, b_ref, bias, init, M, N, K, mode != MM_F32);
         const float *bias_arg = init == MM_BIAS ? bias : init == MM_START ? start : NULL;
         /* serial, then threaded at 1 and 2 threads: all must equal the reference */
         /* variants 4 and 5: relu, then sum, in place (C keeps the result instead of the product) */
         for (int variant = 0; variant < 6; variant++) {
             if (init == MM_START) memset(got, 0xff, sizeof(float) * (size_t)(M * N));   /* NaNs: never read */
             else memcpy(got, start, sizeof(float) * (size_t)(M * N));
+#ifdef _OPENMP
+            omp_set_num_threads(variant == 1 ? 1 : 2);
+#endif
             if (variant == 0) {
-                matmul_serial(got, N, a, b, bias_arg, init, M, N, K);
+                if (mode == MM_F32) matmul_serial(got, N, a, b, bias_arg, init, M, N, K);
+                else continue;   /* float32 only */
             } else if (variant == 3) {   /* 2 threads, with the epilogue */
                 MatEpilogue ep = {relu, addend, sum, 0};
-                matmul_epilogue(got, N, a, b, bias_arg, init, M, N, K, &ep);
+                matmul_mode(got, N, a, b, bias_arg, init, M, N, K, &ep, mode);
                 int fused_same = 1;
                 for (long i = 0; i < M * N; i++) {
                     float r = expected[i] > 0.0f ? expected[i] : 0.0f, s_ = addend[i] + expected[i];
                     fused_same &= memcmp(&relu[i], &r, sizeof r) == 0 && memcmp(&sum[i], &s_, sizeof s_) == 0;
                 }
-                CHECK(fused_same, "trial %d: M %ld N %ld K %ld: the epilogue's relu or sum differs from the passes",
-                      trial, M, N, K);
+                CHECK(fused_same, "%s trial %d: M %ld N %ld K %ld: the epilogue's relu or sum differs from the passes",
+                      name, trial, M, N, K);
             } else if (variant >= 4) {
                 float *self = got;
                 MatEpilogue ep = {variant == 4 ? self : NULL, variant == 5 ? addend : NULL, variant == 5 ? self : NULL,
                                   1};
-                matmul_epilogue(got, N, a, b, bias_arg, init, M, N, K, &ep);
+                matmul_mode(got, N, a, b, bias_arg, init, M, N, K, &ep, mode);
                 int in_place_same = 1;
                 for (long i = 0; i < M * N; i++) {
                     float want = variant == 4 ? (expected[i] > 0.0f ? expected[i] : 0.0f) : addend[i] + expected[i];
                     in_place_same &= memcmp(&got[i], &want, sizeof want) == 0;
                 }
-                CHECK(in_place_same, "trial %d: M %ld N %ld K %ld: the in-place %s differs from the pass", trial, M,
-                      N, K, variant == 4 ? "relu" : "sum");
+                CHECK(in_place_same, "%s trial %d: M %ld N %ld K %ld: the in-place %s differs from the pass", name,
+                      trial, M, N, K, variant == 4 ? "relu" : "sum");
                 continue;
             } else {
-#ifdef _OPENMP
-                omp_set_num_threads(variant);
-#endif
-                matmul(got, N, a, b, bias_arg, init, M, N, K);
+                matmul_mode(got, N, a, b, bias_arg, init, M, N, K, NULL, mode);
             }
             int same = memcmp(got, expected, sizeof(float) * (size_t)(M * N)) == 0;
             mismatched_trials += !same;
-            CHECK(same, "trial %d: M %ld N %ld K %ld layout %d init %d variant %d differs from the plain loop", trial, M,
-                  N, K, layout, (int)init, variant);
+            CHECK(same, "%s trial %d: M %ld N %ld K %ld layout %d init %d variant %d differs from the plain loop", name,
+                  trial, M, N, K, layout, (int)init, variant);
         }
         free(a_data);
         free(b_data);
+        free(a_round);
+        free(b_round);
         free(bias);
         free(expected);
         free(got);
@@ -120,8 +158,107 @@ int main(void) {
         free(relu);
         free(sum);
     }
+    return mismatched_trials;
+}
+
+/* bf16_round against the rounding by hand, on every third float of the
+ * binade [1, 2) (a third of its ties, after odd and even), a spread of random bit patterns (normal ones) and
+ * the edges: the largest floats round to infinity, the subnormals to zero. */
+static void check_rounding(void) {
+    long wrong = 0;
+    for (uint32_t u = 0x3f800000u; u < 0x40000000u; u += 3) {
+        float x;
+        memcpy(&x, &u, sizeof x);
+        wrong += bf16_value(bf16_round(x)) != round_bf16_by_hand(x);
+    }
+    uint32_t state = 11;
+    for (int i = 0; i < 2000000; i++) {
+        uint32_t u = next_random(&state) << 8 ^ next_random(&state);
+        float x;
+        memcpy(&x, &u, sizeof x);
+        if (!isnormal(x)) continue;
+        float want = round_bf16_by_hand(x), got = bf16_value(bf16_round(x));
+        wrong += memcmp(&want, &got, sizeof got) != 0;
+    }
+    CHECK(wrong == 0, "bf16_round differs from rounding by hand on %ld floats", wrong);
+    CHECK(bf16_value(bf16_round(3.4e38f)) == INFINITY, "the largest floats do not round to infinity");
+    CHECK(bf16_round(1e-39f) == 0 && bf16_round(-1e-39f) == 0x8000, "a subnormal does not become a signed zero");
+    CHECK(bf16_round(1.0f + 0x1p-8f) == 0x3f80 && bf16_round(1.0f + 0x3p-8f) == 0x3f82,
+          "ties do not go to the even neighbour");
+}
+
+#if BF16_HW_COMPILED
+/* A bfloat16 of any sign and exponent, zero and infinity among them. */
+static uint16_t random_bf16(uint32_t *state) {
+    uint32_t r = next_random(state);
+    if (r % 16 == 0) return (uint16_t)(r & 0x8000u);              /* a zero */
+    if (r % 64 == 1) return (uint16_t)((r & 0x8000u) | 0x7f80u);   /* an infinity */
+    return (uint16_t)((r & 0x80ffu) | (1 + (r >> 8) % 254) << 7);  /* normal */
+}
+
+/* The emulation against vdpbf16ps: tiles of random pairs of every exponent
+ * (products that overflow, cancel or fall below float's range) and starting
+ * values that are subnormal, zero or normal. NaNs compare as NaNs. */
+static void check_emulation(void) {
+    uint32_t state = 5;
+    long differ = 0, total = 0;
+    for (int trial = 0; trial < 4000; trial++) {
+        int kp = 1 + (int)random_below(&state, 6);
+        uint32_t a[6 * BF_MR], b[6 * BF_NR];
+        float hw[BF_MR * BF_NR], emu[BF_MR * BF_NR];
+        /* narrow exponents in half the trials, so that sums cancel and round */
+        int narrow = trial % 2;
+        for (int i = 0; i < kp * BF_MR; i++) {
+            uint16_t x = random_bf16(&state), y = random_bf16(&state);
+            if (narrow) x = (uint16_t)((x & 0x807f) | (120 + x % 16) << 7), y = (uint16_t)((y & 0x807f) | (120 + y % 16) << 7);
+            a[i] = (uint32_t)x << 16 | y;
+        }
+        for (int i = 0; i < kp * BF_NR; i++) {
+            uint16_t x = random_bf16(&state), y = random_bf16(&state);
+            if (narrow) x = (uint16_t)((x & 0x807f) | (120 + x % 16) << 7), y = (uint16_t)((y & 0x807f) | (120 + y % 16) << 7);
+            b[i] = (uint32_t)x << 16 | y;
+        }
+        for (int i = 0; i < BF_MR * BF_NR; i++) {
+            uint32_t r = next_random(&state), u = r % 4 == 0 ? (r & 0x807fffffu) : r % 4 == 1 ? (r & 0x80000000u)
+                                                                                               : r << 8 ^ r;
+            memcpy(&hw[i], &u, sizeof u);
+            if (isnan(hw[i])) hw[i] = 1.0f;
+        }
+        memcpy(emu, hw, sizeof hw);
+        bf16_kernel_hw(kp, a, 1, BF_MR, b, hw);
+        bf16_kernel_emulated(kp, a, 1, BF_MR, b, emu);
+        for (int i = 0; i < BF_MR * BF_NR; i++) {
+            total++;
+            differ += !(isnan(hw[i]) && isnan(emu[i])) && memcmp(&hw[i], &emu[i], sizeof(float)) != 0;
+        }
+    }
+    CHECK(differ == 0, "the emulation differs from vdpbf16ps in %ld of %ld outputs", differ, total);
+    printf("REPORT bf16 emulation: %ld outputs of random pairs (every exponent, zeros, infinities, subnormal "
+           "starts) bit-identical to vdpbf16ps: %s\n", total, differ ? "NO" : "yes");
+}
+#endif
+
+int main(void) {
+    int trials = getenv("CHECK_QUICK") ? 60 : 300;
+    long mismatched = check_products(MM_F32, trials);
     printf("REPORT matmul: %d random products x (serial, 1 thread, 2 threads, epilogue, in place) bit-identical "
            "to a plain loop: %s\n",
-           trials, mismatched_trials ? "NO" : "yes");
+           trials, mismatched ? "NO" : "yes");
+    check_rounding();
+    mismatched = check_products(MM_BF16_EMULATED, trials);
+    printf("REPORT matmul bf16 emulated: %d random products x (1 thread, 2 threads, epilogue, in place) bit-identical "
+           "to a plain loop on inputs rounded to bfloat16 by hand: %s\n", trials, mismatched ? "NO" : "yes");
+#if BF16_HW_COMPILED
+    if (bf16_hardware()) {
+        mismatched = check_products(MM_BF16_HW, trials);
+        printf("REPORT matmul bf16 vdpbf16ps: %d random products bit-identical to the same plain loop: %s\n", trials,
+               mismatched ? "NO" : "yes");
+        check_emulation();
+    } else {
+        printf("REPORT matmul bf16 vdpbf16ps: not checked, this CPU lacks AVX-512 BF16 (the emulation was)\n");
+    }
+#else
+    printf("REPORT matmul bf16 vdpbf16ps: not checked, this compiler has no AVX-512 BF16 (the emulation was)\n");
+#endif
     return check_summary("test_matmul");
 }

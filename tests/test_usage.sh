@@ -44,13 +44,13 @@ $TRAIN --help > "$tmp/global"
 $TRAIN predict --help > "$tmp/predict"
 cmp -s "$tmp/global" "$tmp/predict" && fail "predict --help prints the global text"
 options_of() { grep -oE '^  --[a-z-]+' "$1" | tr -d ' ' | sort | tr '\n' ' '; }
-[ "$(options_of "$tmp/predict")" = "--header --help --model --probs --strict --threads " ] \
+[ "$(options_of "$tmp/predict")" = "--header --help --model --precision --probs --strict --threads " ] \
     && pass "predict --help lists exactly its options: $(options_of "$tmp/predict")" \
     || fail "predict --help lists: $(options_of "$tmp/predict")"
 grep -qE -- '--probs .*\[off\]' "$tmp/predict" && grep -qE -- '--model PATH .*\[none\]' "$tmp/predict" \
     && pass "predict --help shows defaults" || fail "predict --help lacks defaults"
 $TRAIN eval --help > "$tmp/eval"
-[ "$(options_of "$tmp/eval")" = "--help --label-column --model --strict --text-column --threads " ] \
+[ "$(options_of "$tmp/eval")" = "--help --label-column --model --precision --strict --text-column --threads " ] \
     && pass "eval --help lists exactly its options" || fail "eval --help lists: $(options_of "$tmp/eval")"
 $TRAIN trace --help > "$tmp/trace"
 grep -q -- '--untrained' "$tmp/trace" && ! grep -q -- '--epochs' "$tmp/trace" && ! grep -q -- '--probs' "$tmp/trace" \

@@ -11,6 +11,13 @@
  * (linear_forward and linear_backward_to on the step's shapes, each the
  * fastest of S repetitions): what the matrix products reach without the rest
  * of the step, to set against the machine's peak and the step's GFLOP/s.
+ * --precision bf16 runs the products in bfloat16 (docs/DESIGN.md §4).
+ *
+ * With --peak fp32|bf16 it times instead a loop of independent multiply-adds
+ * held in registers on every thread (vfmadd231ps, or vdpbf16ps: two
+ * multiply-adds a lane), the most the cores can do of either, for the
+ * bfloat16 products' peak (PyTorch gives the float32 one, twin.py
+ * matmul-peak).
  *
  * Threads come from OMP_NUM_THREADS, as for ./train --threads. */
 #include <stdint.h>
@@ -26,6 +33,10 @@
 
 #include "model.h"
 #include "base/rng.h"
+#include "nn/precision.h"
+#if BF16_HW_COMPILED
+#include <immintrin.h>
+#endif
 #include "nn/layers.h"
 #include "nn/mlm.h"
 
@@ -47,6 +58,8 @@ typedef struct {
     int steps, warmup;
     int mlm;        /* 1: pretraining steps (SPEC 4b): masked batches, the tied MLM head */
     int products;   /* 1: time the linear layers alone (products_bench) */
+    Precision precision;
+    int peak;       /* 1: the multiply-add loop of --peak (peak_bench) */
 } BenchOptions;
 
 static double now_seconds(void) {
@@ -59,7 +72,8 @@ static int usage(const char *msg) {
     fprintf(stderr, "tool_bench: %s\n"
             "usage: tool_bench --config tiny|small|wide [--seq T] [--batch B] [--dropout P]\n"
             "                  [--steps S] [--warmup W] [--vocab V] [--d-model D] [--heads H]\n"
-            "                  [--d-ff F] [--layers L] [--classes C] [--mlm 1] [--products 1]\n", msg);
+            "                  [--d-ff F] [--layers L] [--classes C] [--mlm 1] [--products 1]\n"
+            "                  [--precision fp32|bf16] [--peak fp32|bf16]\n", msg);
     return 2;
 }
 
@@ -68,6 +82,7 @@ static int parse_args(int argc, char **argv, BenchOptions *o) {
     o->dropout = 0.1f;
     o->steps = 20;
     o->warmup = 3;
+    o->precision = PRECISION_FP32;
     for (int i = 1; i < argc; i++) {
         const char *opt = argv[i];
         if (i + 1 >= argc) return usage("every option takes a value");
@@ -81,6 +96,11 @@ static int parse_args(int argc, char **argv, BenchOptions *o) {
             continue;
         }
         if (strcmp(opt, "--dropout") == 0) { o->dropout = strtof(val, NULL); continue; }
+        if (strcmp(opt, "--precision") == 0 || strcmp(opt, "--peak") == 0) {
+            if (precision_parse(val, &o->precision) != 0) return usage("--precision and --peak are fp32 or bf16");
+            o->peak |= strcmp(opt, "--peak") == 0;
+            continue;
+        }
         if (strcmp(opt, "--seq") == 0) field = &o->cfg.seq;
         else if (strcmp(opt, "--batch") == 0) field = &o->cfg.batch;
         else if (strcmp(opt, "--steps") == 0) field = &o->steps;
@@ -172,12 +192,12 @@ static void train_step(Model *m, const int *tokens, const int *labels, const Ben
 /* The fastest of reps runs of one linear layer's forward (backward = 0) or
  * backward (1), in seconds: N rows, C inputs, OC outputs. */
 static double linear_seconds(int backward, int N, int C, int OC, int reps, float *x, float *w, float *b,
-                             float *y, float *dx, float *dw, float *db) {
+                             float *y, float *dx, float *dw, float *db, Precision prec) {
     double best = INFINITY;
     for (int r = 0; r < reps + 1; r++) {   /* one more: the first warms the caches */
         double start = now_seconds();
-        if (backward) linear_backward_to(dx, dw, db, y, x, w, N, C, OC);
-        else linear_forward(y, x, w, b, N, C, OC);
+        if (backward) linear_backward_to(dx, dw, db, y, x, w, N, C, OC, prec);
+        else linear_forward(y, x, w, b, N, C, OC, prec);
         double elapsed = now_seconds() - start;
         if (r > 0 && elapsed < best) best = elapsed;
     }
@@ -186,7 +206,7 @@ static double linear_seconds(int backward, int N, int C, int OC, int reps, float
 
 /* The config's linear layers alone (in_proj, out_proj, linear1, linear2 of
  * one layer on a batch's N rows), forward and backward; prints one JSON line. */
-static int products_bench(const BenchConfig *c, int reps) {
+static int products_bench(const BenchConfig *c, int reps, Precision prec) {
     int N = c->batch * c->seq, d = c->d_model, f = c->d_ff;
     int shapes[4][2] = {{d, 3 * d}, {d, d}, {d, f}, {f, d}};   /* (C, OC) */
     int widest = f > 3 * d ? f : 3 * d;                          /* the largest C or OC */
@@ -205,25 +225,95 @@ static int products_bench(const BenchConfig *c, int reps) {
     for (int s = 0; s < 4; s++) {
         int C = shapes[s][0], OC = shapes[s][1];
         flops += 2.0 * N * C * OC;
-        t_fwd += linear_seconds(0, N, C, OC, reps, x, w, b, y, dx, dw, db);
-        t_bwd += linear_seconds(1, N, C, OC, reps, x, w, b, y, dx, dw, db);
+        t_fwd += linear_seconds(0, N, C, OC, reps, x, w, b, y, dx, dw, db, prec);
+        t_bwd += linear_seconds(1, N, C, OC, reps, x, w, b, y, dx, dw, db, prec);
     }
     int threads = 1;
 #ifdef _OPENMP
     threads = omp_get_max_threads();
 #endif
-    printf("{\"config\": \"%s\", \"threads\": %d, \"rows\": %d, \"reps\": %d, \"forward_gflops\": %.3f, "
-           "\"backward_gflops\": %.3f, \"gflops\": %.3f}\n", c->name, threads, N, reps, flops / t_fwd * 1e-9,
+    printf("{\"config\": \"%s\", \"precision\": \"%s\", \"threads\": %d, \"rows\": %d, \"reps\": %d, "
+           "\"forward_gflops\": %.3f, \"backward_gflops\": %.3f, \"gflops\": %.3f}\n", c->name, precision_name(prec),
+           threads, N, reps, flops / t_fwd * 1e-9,
            2.0 * flops / t_bwd * 1e-9, 3.0 * flops / (t_fwd + t_bwd) * 1e-9);
     free(x), free(y), free(dx), free(w), free(dw), free(b), free(db);
     return 0;
+}
+
+#if BF16_HW_COMPILED
+/* Flops of iters rounds of PEAK_CHAINS independent multiply-add vectors
+ * (enough chains to cover the instruction's latency on both FMA ports). */
+enum { PEAK_CHAINS = 12 };
+
+__attribute__((target("avx512f,avx512bf16")))
+static float bf16_loop(long iters, double *flops) {
+    __m512 acc[PEAK_CHAINS];
+    for (int c = 0; c < PEAK_CHAINS; c++) acc[c] = _mm512_set1_ps((float)c);
+    __m512bh a = (__m512bh)_mm512_set1_epi32(0x3f803f80), b = (__m512bh)_mm512_set1_epi32(0x24002400);
+    for (long i = 0; i < iters; i++)
+        for (int c = 0; c < PEAK_CHAINS; c++) acc[c] = _mm512_dpbf16_ps(acc[c], a, b);
+    *flops = 4.0 * 16 * PEAK_CHAINS * (double)iters;   /* 16 lanes, 2 multiply-adds each */
+    float sum = 0.0f;
+    for (int c = 0; c < PEAK_CHAINS; c++) sum += _mm512_reduce_add_ps(acc[c]);
+    return sum;
+}
+
+__attribute__((target("avx512f,fma")))
+static float fma_loop(long iters, double *flops) {
+    __m512 acc[PEAK_CHAINS];
+    for (int c = 0; c < PEAK_CHAINS; c++) acc[c] = _mm512_set1_ps((float)c);
+    __m512 a = _mm512_set1_ps(1.0f), b = _mm512_set1_ps(1e-7f);
+    for (long i = 0; i < iters; i++)
+        for (int c = 0; c < PEAK_CHAINS; c++) acc[c] = _mm512_fmadd_ps(a, b, acc[c]);
+    *flops = 2.0 * 16 * PEAK_CHAINS * (double)iters;
+    float sum = 0.0f;
+    for (int c = 0; c < PEAK_CHAINS; c++) sum += _mm512_reduce_add_ps(acc[c]);
+    return sum;
+}
+#endif
+
+/* The best of reps timings of the loop on every thread at once; one JSON line. */
+static int peak_bench(Precision prec, int reps) {
+#if BF16_HW_COMPILED
+    if (!__builtin_cpu_supports("avx512f") || (prec == PRECISION_BF16 && !bf16_hardware())) {
+        fprintf(stderr, "tool_bench: --peak %s needs AVX-512%s\n", precision_name(prec),
+                prec == PRECISION_BF16 ? " BF16" : "");
+        return 1;
+    }
+    const long iters = 20000000;
+    double best = 0.0;
+    float sink = 0.0f;
+    int threads = 1;
+    for (int r = 0; r < reps + 1; r++) {
+        double flops = 0.0, start = now_seconds();
+        #pragma omp parallel reduction(+ : flops, sink)
+        {
+            double f;
+            sink += prec == PRECISION_BF16 ? bf16_loop(iters, &f) : fma_loop(iters, &f);
+            flops += f;
+#ifdef _OPENMP
+            #pragma omp master
+            threads = omp_get_num_threads();
+#endif
+        }
+        double gflops = flops / (now_seconds() - start) * 1e-9;
+        if (r > 0 && gflops > best) best = gflops;
+    }
+    printf("{\"peak\": \"%s\", \"threads\": %d, \"gflops\": %.3f, \"sink\": %g}\n", precision_name(prec), threads,
+           best, (double)sink);
+    return 0;
+#else
+    fprintf(stderr, "tool_bench: --peak %s: this build has no AVX-512 BF16\n", precision_name(prec));
+    return 1;
+#endif
 }
 
 int main(int argc, char **argv) {
     BenchOptions o;
     if (parse_args(argc, argv, &o) != 0) return 2;
     const BenchConfig *c = &o.cfg;
-    if (o.products) return products_bench(c, o.steps);
+    if (o.peak) return peak_bench(o.precision, o.steps < 5 ? o.steps : 5);
+    if (o.products) return products_bench(c, o.steps, o.precision);
     ModelConfig mc = model_config_default();
     mc.vocab_size = c->vocab;
     mc.max_len = c->seq;
@@ -234,6 +324,7 @@ int main(int argc, char **argv) {
     mc.n_classes = o.mlm ? 0 : c->classes;   /* 0: the MLM head */
     mc.dropout = o.dropout;
     mc.emb_scale = sqrtf((float)c->d_model);
+    mc.precision = o.precision;
     char err[256];
     Model *m = model_create(&mc, c->batch, err, sizeof err);
     if (!m) {
@@ -268,14 +359,14 @@ int main(int argc, char **argv) {
     double tokens_per_step = (double)c->batch * c->seq;
     double tokens_per_s = tokens_per_step * o.steps / total;
     double fpt = flops_per_token(c);
-    printf("{\"config\": \"%s\", \"threads\": %d, \"vocab\": %d, \"seq\": %d, \"d_model\": %d, "
+    printf("{\"config\": \"%s\", \"precision\": \"%s\", \"threads\": %d, \"vocab\": %d, \"seq\": %d, \"d_model\": %d, "
            "\"heads\": %d, \"d_ff\": %d, \"layers\": %d, \"classes\": %d, \"batch\": %d, "
            "\"dropout\": %g, \"steps\": %d, \"warmup\": %d, "
            "\"ms_per_step\": %.4f, \"ms_per_step_min\": %.4f, \"tokens_per_s\": %.1f, "
            "\"flops_per_token\": %.0f, \"gflops\": %.3f, \"peak_rss_kb\": %ld, "
            "\"analytic_bytes\": %.0f, \"arena_bytes\": %zu, \"n_params\": %zu, \"loss\": %.9g, "
            "\"params_hash\": \"%016llx\"}\n",
-           c->name, threads, c->vocab, c->seq, c->d_model, c->heads, c->d_ff, c->layers, c->classes,
+           c->name, precision_name(o.precision), threads, c->vocab, c->seq, c->d_model, c->heads, c->d_ff, c->layers, c->classes,
            c->batch, o.dropout, o.steps, o.warmup, 1000.0 * total / o.steps, 1000.0 * best, tokens_per_s,
            fpt, fpt * tokens_per_s * 1e-9, ru.ru_maxrss, analytic_bytes(m, c, o.dropout, threads),
            m->acts_floats * sizeof(float), m->n_params, m->loss, (unsigned long long)params_hash(m));

@@ -1,4 +1,6 @@
-/* tool_torch_check.c: writes checkpoints, batches, logits, losses and gradients of the C model for scripts/twin.py to compare. */
+/* tool_torch_check.c: writes checkpoints, batches, logits, losses and gradients of the C model for scripts/twin.py to compare.
+ * The cases named in BF16_CASES and BF16_MLM_CASES run again with --precision bf16 (as bf16_<name>): the
+ * checkpoint's metadata says so, and the twin rounds its products' inputs the same way. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -52,6 +54,10 @@ static const float weights[3] = {0.5f, 2.0f, 1.25f};
 
 static const float lr = 1e-2f, weight_decay = 0.1f;
 
+/* the cases run again in bfloat16: post- and pre-norm, relu and gelu, mean and cls pooling, one pretraining */
+static const char *const BF16_CASES[] = {"post_relu_mean", "pre_gelu_mean", "no_clip"};
+static const char *const BF16_MLM_CASES[] = {"mlm_pre_gelu_learned"};
+
 /* Appends one "grad.<name>" tensor per parameter tensor of m (views into
  * grads, names written into names[]) after out[0..n_out); the new count. */
 static int add_grad_tensors(StTensorOut *out, int n_out, char (*names)[96], const Model *m, float *grads) {
@@ -68,9 +74,9 @@ static int add_grad_tensors(StTensorOut *out, int n_out, char (*names)[96], cons
     return n_out;
 }
 
-static int run_case(const Case *c, const char *outdir) {
+static int run_case(const Case *c, const char *outdir, Precision prec) {
     char err[512], dir[1024], path[1100];
-    snprintf(dir, sizeof dir, "%s/%s", outdir, c->name);
+    snprintf(dir, sizeof dir, "%s/%s%s", outdir, prec == PRECISION_BF16 ? "bf16_" : "", c->name);
     if (make_dirs(dir, err, sizeof err) != 0) {
         fprintf(stderr, "tool_torch_check: %s\n", err);
         return 1;
@@ -90,6 +96,7 @@ static int run_case(const Case *c, const char *outdir) {
     cfg.pool = c->pool;
     cfg.pe = c->pe;
     cfg.emb_scale = sqrtf((float)cfg.d_model);
+    cfg.precision = prec;
     if (model_config_check(&cfg, err, sizeof err) != 0) {
         fprintf(stderr, "tool_torch_check: %s: config: %s\n", c->name, err);
         return 1;
@@ -176,7 +183,7 @@ static int run_case(const Case *c, const char *outdir) {
     snprintf(path, sizeof path, "%s/batch.safetensors", dir);
     int rc = st_write(path, out, n_out, keys, values, 6, err, sizeof err);
     if (rc != 0) fprintf(stderr, "tool_torch_check: %s\n", err);
-    else printf("%-16s loss %.6f  after %d AdamW steps %.6f\n", c->name, loss, STEPS,
+    else printf("%s%-16s loss %.6f  after %d AdamW steps %.6f\n", prec == PRECISION_BF16 ? "bf16_" : "", c->name, loss, STEPS,
                 adamw_losses[STEPS - 1]);
 
     free(out);
@@ -205,9 +212,9 @@ static const MlmCase mlm_cases[] = {
     {"mlm_pre_gelu_learned", ACT_GELU, NORM_PRE, PE_LEARNED},
 };
 
-static int run_mlm_case(const MlmCase *c, int index, const char *outdir) {
+static int run_mlm_case(const MlmCase *c, int index, const char *outdir, Precision prec) {
     char err[512], dir[1024], path[1100];
-    snprintf(dir, sizeof dir, "%s/%s", outdir, c->name);
+    snprintf(dir, sizeof dir, "%s/%s%s", outdir, prec == PRECISION_BF16 ? "bf16_" : "", c->name);
     if (make_dirs(dir, err, sizeof err) != 0) {
         fprintf(stderr, "tool_torch_check: %s\n", err);
         return 1;
@@ -216,6 +223,7 @@ static int run_mlm_case(const MlmCase *c, int index, const char *outdir) {
     cfg.vocab_size = 23; cfg.max_len = 12; cfg.d_model = 16; cfg.n_heads = 4; cfg.d_ff = 40; cfg.n_layers = 2;
     cfg.n_classes = 0; cfg.dropout = 0.0f; cfg.activation = c->activation; cfg.norm = c->norm; cfg.pe = c->pe;
     cfg.emb_scale = sqrtf((float)cfg.d_model);
+    cfg.precision = prec;
     Model *m = model_create(&cfg, B, err, sizeof err);
     if (!m) {
         fprintf(stderr, "tool_torch_check: %s: %s\n", c->name, err);
@@ -269,7 +277,8 @@ static int run_mlm_case(const MlmCase *c, int index, const char *outdir) {
     snprintf(path, sizeof path, "%s/batch.safetensors", dir);
     int rc = st_write(path, out, n_out, keys, values, 4, err, sizeof err);
     if (rc != 0) fprintf(stderr, "tool_torch_check: %s\n", err);
-    else printf("%-16s %ld masked, loss %.6f  after %d AdamW steps %.6f\n", c->name, selected, loss, STEPS,
+    else printf("%s%-16s %ld masked, loss %.6f  after %d AdamW steps %.6f\n", prec == PRECISION_BF16 ? "bf16_" : "",
+                c->name, selected, loss, STEPS,
                 adamw_losses[STEPS - 1]);
     free(out);
     free(names);
@@ -285,8 +294,16 @@ int main(int argc, char **argv) {
         return 2;
     }
     int failed = 0;
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) failed += run_case(&cases[i], argv[1]);
-    for (size_t i = 0; i < sizeof mlm_cases / sizeof mlm_cases[0]; i++)
-        failed += run_mlm_case(&mlm_cases[i], (int)i, argv[1]);
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        failed += run_case(&cases[i], argv[1], PRECISION_FP32);
+        for (size_t k = 0; k < sizeof BF16_CASES / sizeof *BF16_CASES; k++)
+            if (strcmp(cases[i].name, BF16_CASES[k]) == 0) failed += run_case(&cases[i], argv[1], PRECISION_BF16);
+    }
+    for (size_t i = 0; i < sizeof mlm_cases / sizeof mlm_cases[0]; i++) {
+        failed += run_mlm_case(&mlm_cases[i], (int)i, argv[1], PRECISION_FP32);
+        for (size_t k = 0; k < sizeof BF16_MLM_CASES / sizeof *BF16_MLM_CASES; k++)
+            if (strcmp(mlm_cases[i].name, BF16_MLM_CASES[k]) == 0)
+                failed += run_mlm_case(&mlm_cases[i], (int)i, argv[1], PRECISION_BF16);
+    }
     return failed ? 1 : 0;
 }

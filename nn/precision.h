@@ -1,0 +1,54 @@
+/* precision.h: the precision of the products (docs/DESIGN.md §4): float32
+ * throughout, or bfloat16 inputs with float32 accumulation; the rounding to
+ * bfloat16, and whether this CPU multiplies bfloat16 pairs itself. */
+#ifndef PRECISION_H
+#define PRECISION_H
+
+#include <stdint.h>
+#include <string.h>
+
+typedef enum { PRECISION_FP32 = 0, PRECISION_BF16 = 1 } Precision;
+
+/* x rounded to bfloat16 (float32's sign, exponent and top 7 fraction bits)
+ * to nearest, ties to even. Magnitudes below float's smallest normal
+ * (2^-126) become a zero of x's sign: vdpbf16ps reads a subnormal bfloat16
+ * as zero anyway, so no input ever depends on that. NaN stays a (quiet) NaN. */
+static inline uint16_t bf16_round(float x) {
+    uint32_t u;
+    memcpy(&u, &x, sizeof u);
+    uint32_t zero = (u >> 16) & 0x8000u, nan = (u >> 16) | 0x0040u;
+    uint32_t nearest = (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;   /* plus half an ulp, and one more when odd */
+    /* selects, not branches, so that loops of it vectorize */
+    uint32_t h = (u & 0x7f800000u) == 0 ? zero : (u & 0x7fffffffu) > 0x7f800000u ? nan : nearest;
+    return (uint16_t)h;
+}
+
+/* The float a bfloat16 stands for (exact). */
+static inline float bf16_value(uint16_t h) {
+    uint32_t u = (uint32_t)h << 16;
+    float x;
+    memcpy(&x, &u, sizeof x);
+    return x;
+}
+
+/* The compilers that know vdpbf16ps (_mm512_dpbf16_ps) on x86-64; the
+ * kernels using it are compiled for it with a target attribute and run only
+ * when the CPU says it has it, so the binary still runs elsewhere. */
+#if defined(__x86_64__) && ((defined(__clang__) && __clang_major__ >= 11) || \
+                            (!defined(__clang__) && defined(__GNUC__) && __GNUC__ >= 10))
+#define BF16_HW_COMPILED 1
+#else
+#define BF16_HW_COMPILED 0
+#endif
+
+/* 1 when this CPU (and OS) runs AVX-512 BF16; 0 means the products are
+ * emulated in plain float arithmetic, the same bytes, slower. */
+static inline int bf16_hardware(void) {
+#if BF16_HW_COMPILED
+    return __builtin_cpu_supports("avx512bf16") && __builtin_cpu_supports("avx512f");
+#else
+    return 0;
+#endif
+}
+
+#endif

@@ -1,0 +1,90 @@
+#!/usr/bin/env bash
+# test_precision.sh: --precision bf16 (docs/DESIGN.md §4) trains byte-identically at 1 and 2 threads and
+# under --stop-after/--resume, pretraining too; it is recorded in run.json, the header line and the
+# checkpoint (float32 checkpoints keep no precision key); predict runs a model in its own precision
+# unless told otherwise; a bad value is refused.
+source "$(dirname "$0")/lib.sh"
+TRAIN=$PWD/train
+[ -x "$TRAIN" ] || { echo "FAIL: $TRAIN is not built (run make test)"; exit 1; }
+export OMP_WAIT_POLICY=passive
+
+order_tsv 3 600 10 >"$tmp/order.tsv"
+MODEL=(--d-model 32 --heads 2 --d-ff 64 --layers 2 --max-len 24 --batch-size 16)
+metrics() { awk -F, '{ NF -= 2; print }' OFS=, "$1/metrics.csv"; }   # without the time columns
+meta() { python3 -c 'import json, struct, sys
+b = open(sys.argv[1], "rb").read(); n = struct.unpack("<Q", b[:8])[0]
+print(json.loads(b[8:8 + n])["__metadata__"].get(sys.argv[2], "absent"))' "$1" "$2"; }
+
+# ------------------------------------------------------------ threads
+"$TRAIN" "$tmp/order.tsv" "${MODEL[@]}" --epochs 3 --precision bf16 --threads 1 --out "$tmp/t1" >/dev/null ||
+    fail "bf16 training at 1 thread failed"
+"$TRAIN" "$tmp/order.tsv" "${MODEL[@]}" --epochs 3 --precision bf16 --threads 2 --out "$tmp/t2" >"$tmp/t2.out" ||
+    fail "bf16 training at 2 threads failed"
+if cmp -s "$tmp/t1/model.safetensors" "$tmp/t2/model.safetensors" && diff -q <(metrics "$tmp/t1") <(metrics "$tmp/t2") >/dev/null; then
+    pass "bf16: model.safetensors and metrics.csv byte-identical at --threads 1 and 2"
+else
+    fail "bf16: --threads 1 and 2 differ"
+fi
+"$TRAIN" "$tmp/order.tsv" "${MODEL[@]}" --epochs 3 --threads 2 --out "$tmp/f32" >"$tmp/f32.out" || fail "fp32 training failed"
+if cmp -s "$tmp/f32/model.safetensors" "$tmp/t2/model.safetensors"; then
+    fail "bf16 and fp32 trained the same bytes: --precision had no effect"
+else
+    pass "bf16 trains other bytes than fp32 (the products are rounded)"
+fi
+# a sanity check, not the accuracy study (that is make check-data's, over seeds): bf16 learns the
+# order (chance is 0.5) about as well as fp32 from the same start
+acc=$(awk -F, 'NR > 1 { a = $5 } END { print a }' "$tmp/t2/metrics.csv")
+acc32=$(awk -F, 'NR > 1 { a = $5 } END { print a }' "$tmp/f32/metrics.csv")
+awk -v a="$acc" -v b="$acc32" 'BEGIN { exit !(a > 0.7 && a >= b - 0.1) }' &&
+    pass "bf16 learns word order: validation accuracy $acc after 3 epochs (fp32 $acc32)" ||
+    fail "bf16 validation accuracy $acc after 3 epochs, fp32 $acc32"
+
+# ------------------------------------------------------------ records
+grep -q '"precision": "bf16"' "$tmp/t2/run.json" && pass "run.json records precision bf16" ||
+    fail "run.json does not record precision bf16"
+grep -q 'bf16 products' "$tmp/t2.out" && pass "the header line names the bf16 products" ||
+    fail "the header line does not name the bf16 products: $(grep '^model' "$tmp/t2.out")"
+grep -q 'bf16' "$tmp/f32.out" && fail "an fp32 run's header mentions bf16" || pass "an fp32 run's header is as before"
+got=$(meta "$tmp/t2/model.safetensors" precision) f32=$(meta "$tmp/f32/model.safetensors" precision)
+[ "$got" = bf16 ] && [ "$f32" = absent ] && pass "checkpoint metadata: precision bf16; none in an fp32 checkpoint" ||
+    fail "checkpoint metadata precision: bf16 run '$got', fp32 run '$f32' (want bf16, absent)"
+
+# ------------------------------------------------------------ resume
+"$TRAIN" "$tmp/order.tsv" "${MODEL[@]}" --epochs 3 --precision bf16 --threads 2 --stop-after 1 --out "$tmp/r" >/dev/null &&
+    "$TRAIN" --resume "$tmp/r" --threads 1 --quiet >/dev/null || fail "bf16 --stop-after 1 then --resume failed"
+if cmp -s "$tmp/r/model.safetensors" "$tmp/t2/model.safetensors" && diff -q <(metrics "$tmp/r") <(metrics "$tmp/t2") >/dev/null; then
+    pass "bf16: stopped after epoch 1 and resumed (at another thread count), byte-identical to the uninterrupted run"
+else
+    fail "bf16: the resumed run differs from the uninterrupted one"
+fi
+
+# ------------------------------------------------------------ predict
+texts=("a x b y c" "y d x e")
+p_own=$("$TRAIN" predict --model "$tmp/t2" --probs --threads 1 "${texts[@]}")
+p_two=$("$TRAIN" predict --model "$tmp/t2" --probs --threads 2 "${texts[@]}")
+p_bf=$("$TRAIN" predict --model "$tmp/t2" --probs --precision bf16 "${texts[@]}")
+p_f32=$("$TRAIN" predict --model "$tmp/t2" --probs --precision fp32 "${texts[@]}")
+[ -n "$p_own" ] && [ "$p_own" = "$p_two" ] && pass "bf16 predict identical at --threads 1 and 2" ||
+    fail "bf16 predict differs between thread counts"
+[ "$p_own" = "$p_bf" ] && [ "$p_own" != "$p_f32" ] &&
+    pass "predict runs a bf16 model in bf16 unless --precision fp32 is given" ||
+    fail "predict's precision: own '$p_own', bf16 '$p_bf', fp32 '$p_f32'"
+"$TRAIN" eval --model "$tmp/t2" --precision fp32 "$tmp/order.tsv" >/dev/null && pass "eval takes --precision" ||
+    fail "eval --precision fp32 failed"
+
+# ------------------------------------------------------------ pretraining
+awk -F'\t' '{ print $2 }' "$tmp/order.tsv" >"$tmp/texts.txt"
+PRE=(--d-model 32 --heads 2 --d-ff 64 --layers 1 --max-len 24 --batch-size 16 --epochs 2 --precision bf16 --quiet)
+"$TRAIN" pretrain "$tmp/texts.txt" "${PRE[@]}" --threads 1 --out "$tmp/p1" >/dev/null &&
+    "$TRAIN" pretrain "$tmp/texts.txt" "${PRE[@]}" --threads 2 --out "$tmp/p2" >/dev/null || fail "bf16 pretraining failed"
+cmp -s "$tmp/p1/model.safetensors" "$tmp/p2/model.safetensors" &&
+    pass "bf16 pretraining (the tied MLM head) byte-identical at --threads 1 and 2" ||
+    fail "bf16 pretraining differs between --threads 1 and 2"
+
+# ------------------------------------------------------------ bad input
+"$TRAIN" "$tmp/order.tsv" --precision fp16 --out "$tmp/bad" >/dev/null 2>"$tmp/bad.err"
+rc=$?
+[ $rc -eq 2 ] && grep -q "precision.*fp32|bf16" "$tmp/bad.err" && pass "--precision fp16 refused (exit 2), naming fp32|bf16" ||
+    fail "--precision fp16: exit $rc, $(cat "$tmp/bad.err")"
+
+finish test_precision
