@@ -32,13 +32,15 @@ static inline void bind_zero(float *x, long n) {
 /* ------------------------------------------------------------------ linear */
 
 static inline void bind_linear_forward(float *out, const float *inp, const float *weight, const float *bias, int N, int C,
-                                int OC) {
+                                int OC, Precision prec) {
+    (void)prec;   /* the reference computes in float32 whatever --precision asks */
     ref_linear_forward(out, inp, weight, bias, N, C, OC);
 }
 
 /* the product, then relu (relu = max(out, 0)) or the residual sum (sum = add + out) */
 static inline void bind_linear_forward_fused(float *out, const float *inp, const float *weight, const float *bias, int N,
-                                      int C, int OC, float *relu, const float *add, float *sum) {
+                                      int C, int OC, float *relu, const float *add, float *sum, Precision prec) {
+    (void)prec;   /* the reference computes in float32 whatever --precision asks */
     long n = (long)N * OC;
     ref_linear_forward(out, inp, weight, bias, N, C, OC);
     if (sum) ref_residual_forward(sum, add, out, n);
@@ -47,7 +49,8 @@ static inline void bind_linear_forward_fused(float *out, const float *inp, const
 
 /* writes the gradients: zero, then the reference adds */
 static inline void bind_linear_backward_to(float *dinp, float *dweight, float *dbias, const float *dout, const float *inp,
-                                    const float *weight, int N, int C, int OC) {
+                                    const float *weight, int N, int C, int OC, Precision prec) {
+    (void)prec;   /* the reference computes in float32 whatever --precision asks */
     bind_zero(dinp, (long)N * C);
     bind_zero(dweight, (long)OC * C);
     bind_zero(dbias, OC);
@@ -57,7 +60,8 @@ static inline void bind_linear_backward_to(float *dinp, float *dweight, float *d
 /* dinp = start + the input gradient */
 static inline void bind_linear_backward_from(float *dinp, const float *start, float *dweight, float *dbias,
                                       const float *dout, const float *inp, const float *weight, int N, int C,
-                                      int OC) {
+                                      int OC, Precision prec) {
+    (void)prec;   /* the reference computes in float32 whatever --precision asks */
     if (dinp != start) memcpy(dinp, start, sizeof(float) * (size_t)N * (size_t)C);
     bind_zero(dweight, (long)OC * C);
     bind_zero(dbias, OC);
@@ -176,14 +180,16 @@ static inline void bind_attention_run(float *out, float *probs_out, const float 
 }
 
 static inline void bind_attention_forward(float *out, float *stats, const float *qkv, const int *tokens, int B, int T, int C,
-                                   int NH, DropoutKey drop, float *work, int work_threads) {
+                                   int NH, DropoutKey drop, float *work, int work_threads, Precision prec) {
+    (void)prec;   /* the reference computes in float32 whatever --precision asks */
     (void)stats, (void)work, (void)work_threads;
     bind_attention_run(out, NULL, qkv, tokens, B, T, C, NH, drop, NULL, NULL);
 }
 
 static inline void bind_attention_backward(float *dqkv, const float *dout, const float *qkv, const float *stats,
                                     const int *tokens, int B, int T, int C, int NH, DropoutKey drop, float *work,
-                                    int work_threads) {
+                                    int work_threads, Precision prec) {
+    (void)prec;   /* the reference computes in float32 whatever --precision asks */
     (void)stats, (void)work, (void)work_threads;
     float *out = bind_alloc((long)B * T * C);
     bind_attention_run(out, NULL, qkv, tokens, B, T, C, NH, drop, dqkv, dout);
@@ -191,7 +197,8 @@ static inline void bind_attention_backward(float *dqkv, const float *dout, const
 }
 
 static inline void bind_attention_probs(float *probs, const float *qkv, const int *tokens, int B, int T, int C, int NH,
-                                 float *work, int work_threads) {
+                                 float *work, int work_threads, Precision prec) {
+    (void)prec;   /* the reference computes in float32 whatever --precision asks */
     (void)work, (void)work_threads;
     DropoutKey none = {0};
     float *out = bind_alloc((long)B * T * C);

@@ -205,17 +205,17 @@ static void test_linear(const Shape *s) {
     float *ax = absolute(x, nx), *aW = absolute(W, nw), *ab = absolute(b, OC);
     float *y_fast = zeros(ny), *y_ref = zeros(ny), *S = zeros(ny);
     for (int bias = 0; bias < 2; bias++) {
-        linear_forward(y_fast, x, W, bias ? b : NULL, N, C, OC);
+        linear_forward(y_fast, x, W, bias ? b : NULL, N, C, OC, PRECISION_FP32);
         ref_linear_forward(y_ref, x, W, bias ? b : NULL, N, C, OC);
         ref_linear_forward(S, ax, aW, bias ? ab : NULL, N, C, OC);   /* the same sums of absolute values */
         close_gamma("linear forward", s, y_fast, y_ref, S, C + 1, ny);
     }
     /* fused: relu of the product, and the residual sum with the product */
     float *relu = zeros(ny), *relu_ref = zeros(ny), *add = randoms(ny, -1, 1), *sum = zeros(ny), *sum_ref = zeros(ny);
-    linear_forward_fused(y_fast, x, W, b, N, C, OC, relu, NULL, NULL);
+    linear_forward_fused(y_fast, x, W, b, N, C, OC, relu, NULL, NULL, PRECISION_FP32);
     ref_relu_forward(relu_ref, y_fast, ny);
     same_bits("linear + relu (relu of its own product)", s, relu, relu_ref, ny);
-    linear_forward_fused(y_fast, x, W, b, N, C, OC, NULL, add, sum);
+    linear_forward_fused(y_fast, x, W, b, N, C, OC, NULL, add, sum, PRECISION_FP32);
     ref_residual_forward(sum_ref, add, y_fast, ny);
     same_bits("linear + residual sum (of its own product)", s, sum, sum_ref, ny);
 
@@ -223,7 +223,7 @@ static void test_linear(const Shape *s) {
     float *dx_fast = randoms(nx, 5, 6), *dW_fast = randoms(nw, 5, 6), *db_fast = randoms(OC, 5, 6);   /* overwritten */
     float *dx_ref = zeros(nx), *dW_ref = zeros(nw), *db_ref = zeros(OC);
     float *Sx = zeros(nx), *SW = zeros(nw), *Sb = zeros(OC);
-    linear_backward_to(dx_fast, dW_fast, db_fast, dy, x, W, N, C, OC);
+    linear_backward_to(dx_fast, dW_fast, db_fast, dy, x, W, N, C, OC, PRECISION_FP32);
     ref_linear_backward(dx_ref, dW_ref, db_ref, dy, x, W, N, C, OC);
     ref_linear_backward(Sx, SW, Sb, ady, ax, aW, N, C, OC);
     close_gamma("linear backward dx", s, dx_fast, dx_ref, Sx, OC, nx);
@@ -234,7 +234,7 @@ static void test_linear(const Shape *s) {
     memset(dW_ref, 0, sizeof(float) * (size_t)nw);
     memset(db_ref, 0, sizeof(float) * (size_t)OC);
     memcpy(Sx, astart, sizeof(float) * (size_t)nx);
-    linear_backward_from(dx_fast, start, dW_fast, db_fast, dy, x, W, N, C, OC);
+    linear_backward_from(dx_fast, start, dW_fast, db_fast, dy, x, W, N, C, OC, PRECISION_FP32);
     ref_linear_backward(dx_ref, dW_ref, db_ref, dy, x, W, N, C, OC);
     ref_linear_backward(Sx, NULL, NULL, ady, ax, aW, N, C, OC);
     close_gamma("linear backward dx from a start", s, dx_fast, dx_ref, Sx, OC + 1, nx);
@@ -255,7 +255,7 @@ static void test_attention(const Shape *s) {
     float *scores = zeros(na), *probs = zeros(na), *used = zeros(na), *mask = zeros(na), *probs_fast = zeros(na);
     float *dused = zeros(na), *dscores = zeros(na), *dqkv_fast = randoms(nq, 5, 6), *dqkv_ref = zeros(nq);
     /* the probabilities, for views: before dropout */
-    attention_probs(probs_fast, qkv, tok, B, T, d, h, work, threads);
+    attention_probs(probs_fast, qkv, tok, B, T, d, h, work, threads, PRECISION_FP32);
     ref_attention_forward(out_ref, scores, probs, used, qkv, tok, NULL, B, T, d, h);
     close_rel(W_ATTENTION, "attention probabilities", s, probs_fast, probs, na);
     /* what the padding mask means, from its definition: no key at [PAD] has weight, each row sums to 1 */
@@ -278,10 +278,10 @@ static void test_attention(const Shape *s) {
     for (int k = 0; k < 3; k++) {
         DropoutKey key = key_for(k == 0 ? 0.0f : 0.2f, 9, s, k == 2 ? rows : NULL);
         if (key.p > 0.0f) ref_attention_dropout_mask(mask, B, h, T, key);
-        attention_forward(out_fast, stats, qkv, tok, B, T, d, h, key, work, threads);
+        attention_forward(out_fast, stats, qkv, tok, B, T, d, h, key, work, threads, PRECISION_FP32);
         ref_attention_forward(out_ref, scores, probs, used, qkv, tok, key.p > 0.0f ? mask : NULL, B, T, d, h);
         close_rel(W_ATTENTION, "attention forward", s, out_fast, out_ref, no);
-        attention_backward(dqkv_fast, dout, qkv, stats, tok, B, T, d, h, key, work, threads);
+        attention_backward(dqkv_fast, dout, qkv, stats, tok, B, T, d, h, key, work, threads, PRECISION_FP32);
         memset(dqkv_ref, 0, sizeof(float) * (size_t)nq);
         ref_attention_backward(dqkv_ref, dused, dscores, dout, qkv, probs, used, key.p > 0.0f ? mask : NULL, B, T, d, h);
         close_rel(W_ATTENTION, "attention backward", s, dqkv_fast, dqkv_ref, nq);
