@@ -9,7 +9,8 @@
 #
 #   scripts/check-claims.sh DIR PAGE...
 #     DIR: what scripts/docs.sh left of the runs: demo.shown (make demo's
-#     output), trace.txt, backward.txt, compare.txt, bench.path
+#     output), trace.txt, backward.txt, compare.txt, bench.path, probes.jsonl
+#     (runs/demo's probe record)
 # Exit 1 when a claim is false or cannot be read; prints one line per claim.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -198,6 +199,66 @@ check_mpi_projection() {
     verdict mpi-projection-note "$(numbers mpi-projection-note)" "$got" "the sentence's numbers in order; from $record"
 }
 
+# For the first probe of probes.jsonl (the JSON read here character by character, not through the
+# film): its text, the last epoch, and for each head the first epoch from which every query's largest
+# attention weight is on the token TOKEN at every epoch to the last; prints the text, the last
+# epoch, the earliest such epoch and "layer.head" of each head with it (none: "-").
+probe_heads() {
+    awk -v want="$1" "$piece_awk"'
+        function str(line, i,   c, s) { s = ""   # the JSON string whose opening quote is at i; sets end
+            for (i++; (c = substr(line, i, 1)) != "\""; i++) { if (c == "\\") { i++; c = substr(line, i, 1) } s = s c }
+            end = i; return s }
+        NR == 1 { i = index($0, "\"probes\": [")
+            text = str($0, i + index(substr($0, i), "\"text\": \"") + 7)
+            i += index(substr($0, i), "\"tokens\": [") + 10
+            for (n = 0; (c = substr($0, i, 1)) != "]"; i++) if (c == "\"") { tok[n++] = piece(str($0, i)); i = end }
+            next }
+        { e = $0; sub(/^\{"epoch": /, "", e); e += 0; ep[++ne] = e   # the first "attention" of a line belongs to probe 1
+          i = index($0, "\"attention\": [") + 13; d = 0; num = ""; l = 0
+          for (; i <= length($0); i++) { c = substr($0, i, 1)
+              if (c == "[") { d++; if (d == 2) { l++; h = 0 } else if (d == 3) { h++; all[ne, l "." h] = 1; heads[l "." h] = 1 } else if (d == 4) { k = 0; best = -1 } }
+              else if (c == "," || c == "]") {
+                  if (d == 4 && num != "") { w = num + 0; if (w > best) { best = w; arg = k } else if (w == best && tok[k] == want) arg = k; k++; num = "" }
+                  if (c == "]") { if (d == 4 && tok[arg] != want) all[ne, l "." h] = 0; if (--d == 0) break } }
+              else if (c != " ") num = num c } }
+        END { first = ""; for (hd in heads) { f = ""; for (j = ne; j >= 1 && all[j, hd]; j--) f = ep[j]
+                  if (f != "" && (first == "" || f + 0 < first + 0)) first = f; start[hd] = f }
+              s = ""; for (hd in heads) if (first != "" && start[hd] == first) s = s " " hd
+              printf "%s\t%s %s%s\n", text, ep[ne], (first == "" ? "-" : first), s }' "$dir/probes.jsonl"
+}
+
+check_film() {
+    local text re want got said_text shown strip alt
+    text=$(block_text film-note)
+    re='On the first probe the run picked, "([^"]*)", (.*) (is the first head|are the first heads) in which every query gives `([^`]+)` its largest weight, from epoch ([0-9]+) to the last \(([0-9]+)\); validation accuracy was ([0-9.]+) after epoch ([0-9]+)\. The strip, `runs/demo/film.png`, is head ([0-9]+) of layer ([0-9]+) at each epoch'
+    [[ $text =~ $re ]] || { false_claim film-note "cannot read the probe, the heads, the token, the epochs and the accuracy"; return; }
+    local heads_txt=${BASH_REMATCH[2]} tok=${BASH_REMATCH[4]} e=${BASH_REMATCH[5]} last=${BASH_REMATCH[6]}
+    local acc=${BASH_REMATCH[7]} acc_e=${BASH_REMATCH[8]} pic="${BASH_REMATCH[10]}.${BASH_REMATCH[9]}"
+    said_text=${BASH_REMATCH[1]}
+    want="$said_text|$last $e$(grep -oE 'head [0-9]+ of layer [0-9]+' <<<"$heads_txt" | awk '{ printf " %s.%s", $5, $2 }' | tr ' ' '\n' | sort | paste -sd' ')"
+    got=$(probe_heads "$tok" | awk -F'\t' '{ n = split($2, f, " "); s = f[1] " " f[2]; m = 0
+        for (i = 3; i <= n; i++) h[++m] = f[i]
+        for (i = 1; i <= m; i++) for (j = i + 1; j <= m; j++) if (h[j] < h[i]) { t = h[i]; h[i] = h[j]; h[j] = t }
+        for (i = 1; i <= m; i++) s = s " " h[i]; print $1 "|" s }')
+    if [ "$want" != "$got" ]; then
+        false_claim film-note "it says (${want//|/; }) [probe text; last epoch, first epoch, layer.head...]; probes.jsonl gives (${got//|/; })"
+        return
+    fi
+    # the accuracy after that epoch, from the demo's epoch table (its Val acc column), two decimals
+    shown=$(awk -F'|' -v e="$e" '/^Epoch \|/ { for (i = 1; i <= NF; i++) { c = $i; gsub(/ /, "", c); if (c == "Valacc") v = i } }
+        v && $1 + 0 == e && /^ +[0-9]+ \|/ { printf "%.2f", $v; exit }' "$dir/demo.shown")
+    # the head film.png draws, as the film printed it, and the caption's
+    strip=$(sed -n 's/.*film\.png (head \([0-9]*\.[0-9]*\) on probe 1 .*/\1/p' "$dir/demo.shown")
+    alt=$(grep -oE '!\[layer [0-9]+, head [0-9]+ on the first probe' <<<"$text" | awk '{ sub(/,/, "", $2); print $2 "." $4 }')
+    if [ "$acc_e" != "$e" ] || [ "$acc" != "$shown" ]; then
+        false_claim film-note "it says validation accuracy $acc after epoch $acc_e; the epoch table has $shown after epoch $e"
+    elif [ "$pic" != "$strip" ] || [ "$alt" != "$strip" ] || ! grep -qw -- "${pic//./\\.}" <<<"${want#*|}"; then
+        false_claim film-note "the strip is said to be layer.head $pic (caption $alt); film.png draws $strip; the heads are (${want#*|* * })"
+    else
+        said film-note "probe 1: \`$tok\` is every query's top key in layer.head ${want#*|* * } from epoch $e to $last; val acc $acc; the strip draws $strip"
+    fi
+}
+
 for page in "$@"; do
     grep -qx '<!-- begin:attention-note -->' "$page" && check_attention
     grep -qx '<!-- begin:saliency-note -->' "$page" && check_saliency
@@ -208,5 +269,6 @@ for page in "$@"; do
     grep -qx '<!-- begin:bench-targets -->' "$page" && check_targets
     grep -qx '<!-- begin:mpi-memory-note -->' "$page" && check_mpi_memory
     grep -qx '<!-- begin:mpi-projection-note -->' "$page" && check_mpi_projection
+    grep -qx '<!-- begin:film-note -->' "$page" && check_film
 done
 [ "$bad" -eq 0 ] || { echo "$bad claim(s) do not follow from the output: run 'make docs', or correct the sentence"; exit 1; }

@@ -108,6 +108,48 @@ awk -v head="layer $not_layer, head $not_head of" '/^\$ \.\/train trace/ { print
      e && /as predict --probs prints it/ { exit }
      e' "$work/trace.txt" | fence > "$blocks/demo-trace"
 
+# ---- the film of the probes the demo recorded (./train film, the end of make demo)
+awk '/^\$ \.\/train film/ { f = 1 } f' "$work/demo.shown" > "$work/film.txt"
+cp "$runs/demo/probes.jsonl" "$work/probes.jsonl"    # for scripts/check-claims.sh, which derives the claim again from it
+cp "$runs/demo/film.png" "$work/images/film.png"
+# the command, probe 1's table cut to its first and last epochs, its moments, and the files written
+awk '/^\$ \.\/train film/ || /^film of / { print; next }
+     /^probe 1:/ { p = 1; print; next } /^probe [0-9]+:/ { p = 0; print "..."; next }
+     p && /^epoch / { print; next }
+     p && /^ +[0-9]+ / { n++; if (n <= 4) print; else last = $0; next }
+     p && /^  epoch [0-9]+: / { if (last != "") print "...\n" last; last = ""; print; next }
+     /^wrote / { print }' "$work/film.txt" | fence > "$blocks/demo-film"
+# the first epoch of probe 1 at which some head gives `not` every query's largest weight (the film's
+# moments say "(every query)"), those heads, the validation accuracy then, and the head the strip draws
+read -r film_epoch film_acc film_heads < <(awk "$piece_awk"'
+    /^probe 1:/ { p = 1; next } /^probe [0-9]+:/ { p = 0 }
+    p && /^  epoch [0-9]+: / && !found { e = $2; sub(/:$/, "", e); s = $0; sub(/^  epoch [0-9]+: /, "", s)
+        n = split(s, cl, "; "); heads = ""
+        for (i = 1; i <= n; i++) { c = cl[i]
+            if (c ~ /^val accuracy /) { acc = c; sub(/.* /, "", acc) }
+            if (c !~ /weight to `[^`]+`$/) continue
+            t = c; sub(/.*weight to `/, "", t); sub(/`$/, "", t); if (piece(t) != "not") continue
+            while (match(c, /[0-9]+\.[0-9]+ \(every query\)/)) { h = substr(c, RSTART, RLENGTH); sub(/ .*/, "", h)
+                heads = heads " " h; c = substr(c, RSTART + RLENGTH) } }
+        if (heads != "") { found = 1; print e, acc heads } }' "$work/film.txt")
+strip_head=$(sed -n 's/.*film\.png (head \([0-9]*\.[0-9]*\) on probe 1 .*/\1/p' "$work/film.txt")
+probe_text=$(sed -n 's/^probe 1: "\(.*\)" (validation line .*/\1/p' "$work/film.txt")
+[ -n "${film_heads:-}" ] && [ -n "$probe_text" ] \
+    || { echo "docs.sh: the film names no head giving 'not' every query's weight on probe 1; rewrite the film note by hand" >&2; exit 1; }
+[ " ${film_heads%% *}" = " $strip_head" ] \
+    || { echo "docs.sh: film.png draws head $strip_head, the film note names $film_heads first; rewrite the note by hand" >&2; exit 1; }
+read -r film_l film_h <<<"${strip_head/./ }"
+last_epoch=$(awk '/^probe 1:/ { p = 1; next } /^probe [0-9]+:/ { p = 0 } p && /^ +[0-9]+ / { e = $1 } END { print e }' "$work/film.txt")
+awk -v heads="$film_heads" -v text="$probe_text" -v e="$film_epoch" -v last="$last_epoch" -v acc="$film_acc" \
+    -v l="$film_l" -v h="$film_h" 'BEGIN { n = split(heads, hs, " ")
+    printf "On the first probe the run picked, \"%s\",", text
+    for (i = 1; i <= n; i++) { split(hs[i], lh, "."); printf "%s head %s of layer %s", (i == 1 ? "" : i == n ? " and" : ","), lh[2], lh[1] }
+    printf " %s in which every query gives `not` its largest weight, from epoch %s to the last (%s);", (n == 1 ? "is the first head" : "are the first heads"), e, last
+    printf " validation accuracy was %s after epoch %s. The strip, `runs/demo/film.png`, is head %s of layer %s at each epoch:\n", acc, e, h, l }' \
+| wrap > "$blocks/film-note"
+printf '\n![layer %s, head %s on the first probe at each epoch: from epoch %s every query looks at not](docs/images/film.png)\n' \
+    "$film_l" "$film_h" "$film_epoch" >> "$blocks/film-note"
+
 # ---- an untrained model: the classic 10 tokens x 512 dimensions
 untrained=(./train trace --untrained --d-model 512 --heads 8 "the cat sat on the mat because it was tired")
 "${untrained[@]}" --png "$runs/untrained" > "$work/untrained.txt"

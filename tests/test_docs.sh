@@ -5,8 +5,9 @@
 # numbers follows from that run's output (scripts/check-claims.sh reads it
 # back); `make docs` rewrites them. The checks are shown to work on planted
 # copies: a changed attention weight, a claim naming the wrong head, the
-# wrong token, or the wrong largest saliency each fail; a copy with only the
-# seconds changed passes. Then the counts the README quotes from the tests'
+# wrong token, or the wrong largest saliency each fail, as does a film note
+# naming the wrong epoch or the wrong head; a copy with only the seconds
+# changed passes. Then the counts the README quotes from the tests'
 # own sources (shapes, bit flips, kills, padding) are checked against them.
 source "$(dirname "$0")/lib.sh"
 export LC_ALL=C.UTF-8
@@ -24,10 +25,23 @@ sed -E "/<!-- begin:attention-note -->/,/<!-- end:attention-note -->/ s/in head 
 sed -E '/<!-- begin:attention-note -->/,/<!-- end:attention-note -->/ s/`not` \(the word/`bad` (the word/' README.md > "$tmp/wrong-token.md"
 awk '/<!-- begin:saliency-note -->/ { t = 1 } t && /^Here `/ && !done { sub(/^Here `[^`]+`/, "Here `the`"); done = 1 } 1' \
     docs/TEACHING.md > "$tmp/wrong-saliency.md"
-for f in drifted seconds wrong-head wrong-token; do cmp -s README.md "$tmp/$f.md" && fail "could not plant '$f' in a README copy"; done
+# planted film notes: the epoch after the one at which the head takes `not`, and the next head
+film_flat=$(tr '\n' ' ' < README.md | tr -s ' ')
+plant_film() {  # README.md with the first match of ERE $1 in the film note (its lines joined) replaced by $2
+    awk -v re="$1" -v to="$2" '$0 == "<!-- begin:film-note -->" { print; b = 1; t = ""; next }
+        b && $0 == "<!-- end:film-note -->" { if (match(t, re)) t = substr(t, 1, RSTART - 1) to substr(t, RSTART + RLENGTH)
+            print t; b = 0 }
+        b { t = t (t == "" ? "" : " ") $0; next } 1' README.md
+}
+film_epoch=$(grep -oE 'from epoch [0-9]+ to the last' <<<"$film_flat" | grep -oE '[0-9]+')
+read -r film_head film_layer < <(grep -oE 'head [0-9]+ of layer [0-9]+ (is|are) the first' <<<"$film_flat" | awk '{ print $2, $5 }')
+plant_film 'from epoch [0-9]+ to the last' "from epoch $((film_epoch + 1)) to the last" > "$tmp/wrong-film-epoch.md"
+plant_film 'head [0-9]+ of layer [0-9]+ (is|are) the first' "head $((film_head % 4 + 1)) of layer $film_layer is the first" \
+    > "$tmp/wrong-film-head.md"
+for f in drifted seconds wrong-head wrong-token wrong-film-epoch wrong-film-head; do cmp -s README.md "$tmp/$f.md" && fail "could not plant '$f' in a README copy"; done
 cmp -s docs/TEACHING.md "$tmp/wrong-saliency.md" && fail "could not plant a wrong saliency in a docs/TEACHING.md copy"
 
-bash scripts/docs.sh --check "${pages[@]}" "$tmp"/{drifted,seconds,wrong-head,wrong-token,wrong-saliency}.md > "$tmp/check.txt" 2>&1
+bash scripts/docs.sh --check "${pages[@]}" "$tmp"/{drifted,seconds,wrong-head,wrong-token,wrong-saliency,wrong-film-epoch,wrong-film-head}.md > "$tmp/check.txt" 2>&1
 rc=$?
 cat "$tmp/check.txt"
 [ $rc -ne 0 ] || fail "the check passed pages with a planted drift and planted claims"
@@ -60,6 +74,11 @@ for f in wrong-head wrong-token; do
 done
 grep -q "^$tmp/wrong-saliency.md claim 'saliency-note' is false" "$tmp/check.txt" \
     && pass "a planted claim naming the wrong largest saliency is refused" || fail "the planted saliency claim passed"
+for f in wrong-film-epoch wrong-film-head; do
+    grep -q "^$tmp/$f.md claim 'film-note' is false" "$tmp/check.txt" \
+        && pass "a planted film note ($f: epoch $film_epoch, head $film_head of layer $film_layer changed) is refused" \
+        || fail "the planted film note $f passed the claim check"
+done
 
 # counts README.md and docs/TESTING.md quote from the tests: each must be the one in the test's source
 check_count() {  # what the count is of (the words after it on the page), the count in the source
