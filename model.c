@@ -1,5 +1,5 @@
 /* model.c: the transformer classifier: parameters in one allocation, forward
- * and backward passes through the layers of layers.c (SPEC section 4).
+ * and backward passes through the layers of layers.c (docs/DESIGN.md §4).
  * The config's defaults and checks are in model/config.c, gradient clipping
  * and AdamW in model/optimizer.c, the option names of the config's enums in
  * model/names.c. */
@@ -72,7 +72,7 @@ struct ModelActs {
     /* parameter offsets */
     size_t embedding, pos_embedding, final_norm_w, final_norm_b, head_w, head_b;
     LayerParams *layer_params;
-    /* The MLM head (n_classes 0, SPEC 4b), on the mlm_n selected rows only:
+    /* The MLM head (n_classes 0, docs/DESIGN.md §4b), on the mlm_n selected rows only:
      * h = encoder output rows, pre = W h + b, act = gelu(pre),
      * out = LayerNorm(act), probs = softmax(out E^T + bias) (logits in place). */
     int mlm_n;
@@ -337,7 +337,7 @@ static void fill_normal(float *x, size_t n, double std, uint64_t seed, uint64_t 
 
 /* PyTorch's defaults: Linear weight and bias U(-1/sqrt(fan_in), 1/sqrt(fan_in));
  * in_proj Xavier-uniform with zero bias; out_proj bias zero; LayerNorm 1 and 0;
- * embedding N(0, 1/sqrt(d)) (SPEC 4.1); learned positions N(0, 0.02). */
+ * embedding N(0, 1/sqrt(d)) (docs/DESIGN.md §4.1); learned positions N(0, 0.02). */
 void model_init(Model *m, uint64_t seed) {
     const ModelConfig *c = &m->cfg;
     for (int i = 0; i < m->n_tensors; i++) {

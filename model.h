@@ -1,5 +1,5 @@
 /* model.h: a transformer-encoder sequence classifier with hand-written
- * backpropagation and AdamW (SPEC section 4). The model knows token ids,
+ * backpropagation and AdamW (docs/DESIGN.md §4). The model knows token ids,
  * labels and its own checkpoint file; nothing about text or the terminal. */
 #ifndef MODEL_H
 #define MODEL_H
@@ -24,7 +24,7 @@ typedef struct {
     int n_heads;
     int d_ff;
     int n_layers;
-    int n_classes;    /* 0: a pretraining model, the MLM head of SPEC 4b instead of the classifier's */
+    int n_classes;    /* 0: a pretraining model, the MLM head of docs/DESIGN.md §4b instead of the classifier's */
     float dropout;
     Activation activation;
     NormPlacement norm;
@@ -85,7 +85,7 @@ typedef struct {
     uint64_t seed;              /* dropout key: (seed, step, site, index) */
     uint64_t step;
     long row0;                  /* the global batch index of example 0: dropout's index counts from it,
-                                 * so an MPI rank's slice draws the masks of the whole batch (SPEC 7) */
+                                 * so an MPI rank's slice draws the masks of the whole batch (docs/DESIGN.md §7) */
     const int *rows;            /* NULL, or (B) example b's index is row0 + rows[b] (the examples of a
                                  * batch an MPI rank holds need not be contiguous); kept by reference
                                  * until the backward */

@@ -46,7 +46,7 @@ static int train_command(const DistContext *dist, Options *o, int argc, char **a
     /* --init RUN: the model options become RUN's (run.json records them) */
     int rc = init_adopt_options(o, err, sizeof err);
     if (rc != EXIT_OK) return report_fit_error(dist, rc, err);
-    /* SPEC 2: a directory holding a run is refused without --overwrite; the default one is numbered instead */
+    /* docs/DESIGN.md §2: a directory holding a run is refused without --overwrite; the default one is numbered instead */
     RunDirPolicy policy = {o->overwrite ? RUNDIR_OVERWRITE : RUNDIR_NEW, 1, NULL, stderr};
     RunDir dir;
     if (o->out_dir && *o->out_dir) {

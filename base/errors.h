@@ -12,7 +12,7 @@
 
 #include <stddef.h>
 
-/* Exit codes of ./train (SPEC section 2), and the statuses functions return. */
+/* Exit codes of ./train (docs/DESIGN.md §2), and the statuses functions return. */
 enum {
     EXIT_OK = 0,
     EXIT_RUNTIME = 1,        /* I/O, memory, a non-finite loss */

@@ -1,4 +1,4 @@
-/* tokens.h: the five special tokens and their fixed ids (SPEC section 3),
+/* tokens.h: the five special tokens and their fixed ids (docs/DESIGN.md §3),
  * shared by the text layer (which writes them) and the model (which treats
  * [PAD] and the kept-by-dropout specials apart). */
 #ifndef BASE_TOKENS_H

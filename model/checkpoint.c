@@ -1,4 +1,4 @@
-/* checkpoint.c: the model's safetensors files (SPEC section 5): weights under
+/* checkpoint.c: the model's safetensors files (docs/DESIGN.md §5): weights under
  * the PyTorch twin's state_dict names with the config and a checksum in
  * __metadata__, and the training state (current weights and Adam moments).
  * Loading validates the config, every tensor's shape and the checksum before

@@ -1,5 +1,5 @@
 /* config.c: the model config's defaults and the check that every size and
- * choice in it is one the model can be built with (SPEC section 4). */
+ * choice in it is one the model can be built with (docs/DESIGN.md §4). */
 #include "model.h"
 
 #include "base/errors.h"

@@ -74,7 +74,7 @@ void layernorm_backward_to(float *dinp, float *dweight, float *dbias, const floa
 
 /* The key of a dropout. An element is dropped (factor 0, else 1/(1-p)) when
  * rng_uniform(seed, step, site, index) < p, its index counted in the global
- * batch (SPEC 7): example row0 + b of the batch, position t of `positions`
+ * batch (docs/DESIGN.md §7): example row0 + b of the batch, position t of `positions`
  * per example (the model's max_len, not the batch's padded length), then
  * the element within the position. So a batch split over MPI ranks, or
  * padded differently, draws exactly the masks of the whole batch in one
@@ -128,7 +128,7 @@ void dropout_apply(float *out, const float *inp, int B, int T, int W, DropoutKey
  * dropped-out branch): each element add + (inp * factor), the numbers of the
  * two passes. out may alias add; inp is left as it was. */
 void dropout_add(float *out, const float *add, const float *inp, int B, int T, int W, DropoutKey key);
-/* The embedding-sum dropout of SPEC 4.3 for tokens (B,T) and width C:
+/* The embedding-sum dropout of docs/DESIGN.md §4.2 for tokens (B,T) and width C:
  * [CLS]/[SEP]/[MASK] positions kept unscaled (factor 1), [PAD] positions
  * zeroed, other elements drawn as dropout_apply draws them. */
 void token_dropout_mask(float *mask, const int *tokens, int B, int T, int C, DropoutKey key);

@@ -1,4 +1,4 @@
-/* mlm.h: the pieces of masked-language-model pretraining (SPEC section 4b)
+/* mlm.h: the pieces of masked-language-model pretraining (docs/DESIGN.md §4b)
  * that are not the encoder's: choosing and corrupting the masked tokens
  * from the keyed generator, taking the selected rows out of (and their
  * gradients back into) the encoder output, and the cross-entropy over the

@@ -1,6 +1,6 @@
 /* epoch_table.h: what a training run prints per epoch: a progress bar while
  * it runs (terminals only), then a table row that stays, with an automatic
- * observation (SPEC section 6). */
+ * observation (docs/DESIGN.md §6). */
 #ifndef REPORT_EPOCH_TABLE_H
 #define REPORT_EPOCH_TABLE_H
 
@@ -40,7 +40,7 @@ void format_column(char *buf, size_t len, double v, int width, int decimals);
 void epoch_table_header(FILE *out, int has_val);
 void epoch_table_row(FILE *out, const EpochRecord *r, int has_val, const char *observation);
 
-/* The same for pretraining (SPEC 4b): the losses and accuracies are over
+/* The same for pretraining (docs/DESIGN.md §4b): the losses and accuracies are over
  * masked tokens, and each loss has its perplexity exp(loss) beside it. */
 void epoch_table_header_mlm(FILE *out, int has_val);
 void epoch_table_row_mlm(FILE *out, const EpochRecord *r, int has_val, const char *observation);

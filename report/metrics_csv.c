@@ -106,7 +106,7 @@ int metrics_csv_read(const char *path, EpochRecord **history, int *has_val, char
     size_t len;
     char *text = (char *)read_file(path, &len, err, errlen);
     if (!text) return -1;
-    /* the four layouts: classifier or pretraining (SPEC 4b), with or without a validation set */
+    /* the four layouts: classifier or pretraining (docs/DESIGN.md §4b), with or without a validation set */
     const char *headers[4] = {CSV_HEADER, CSV_HEADER_VAL, CSV_HEADER_MLM, CSV_HEADER_MLM_VAL};
     int layout = -1;
     for (int i = 0; i < 4 && layout < 0; i++)

@@ -1,4 +1,4 @@
-/* metrics_csv.h: metrics.csv, the per-epoch numbers of a run (SPEC section
+/* metrics_csv.h: metrics.csv, the per-epoch numbers of a run (docs/DESIGN.md section
  * 6): header epoch,train_loss,train_acc,val_loss,val_acc,val_macro_f1,lr,
  * seconds,tokens_per_s, the val columns left out when there is no val set. */
 #ifndef REPORT_METRICS_CSV_H
@@ -11,7 +11,7 @@
 
 /* Header and one row per record, written atomically. Status as errors.h. */
 int metrics_csv_write(const char *path, const EpochRecord *history, int n, int has_val, char *err, size_t errlen);
-/* Pretraining (SPEC 4b): header epoch,train_loss,train_acc,train_ppl,
+/* Pretraining (docs/DESIGN.md §4b): header epoch,train_loss,train_acc,train_ppl,
  * val_loss,val_acc,val_ppl,lr,seconds,tokens_per_s over masked tokens,
  * perplexity = exp(loss); the val columns left out without a val set. */
 int metrics_csv_write_mlm(const char *path, const EpochRecord *history, int n, int has_val, char *err,

@@ -34,7 +34,7 @@ void evaluation_free(Evaluation *e);
 int evaluate_shared(Model *m, const DistContext *dist, const EncodedDataset *d, int total, Evaluation *out,
                     int **labels, char *err, size_t errlen);
 
-/* Pretraining (SPEC 4b): m in eval mode over the texts of d, with the
+/* Pretraining (docs/DESIGN.md §4b): m in eval mode over the texts of d, with the
  * held-out masks keyed by seed and each text's index in the whole held-out
  * set (first + its index in d: d may be an MPI rank's share): the same
  * positions every epoch, at any batch size, thread count or rank count. sums gets the masked-token loss summed over the selected

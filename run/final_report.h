@@ -25,7 +25,7 @@ int final_report(Model *m, const DistContext *dist, const Corpus *c, const char 
                  int n_history, const FinalReportOptions *opt, double *val_acc, double *test_acc, char *err,
                  size_t errlen);
 
-/* The end of a pretraining run (SPEC 4b): the text chart and the masked-
+/* The end of a pretraining run (docs/DESIGN.md §4b): the text chart and the masked-
  * token numbers of the epoch whose weights the model holds, printed unless
  * quiet and in report.txt; *acc and *loss get the held-out ones (the
  * training texts' without a validation set; 0 without an epoch). There are

@@ -1,6 +1,6 @@
 /* fit.h: a training run: the corpus, the model, the epoch loop with its
  * schedule, clipping and AdamW, validation and early stopping, the run
- * directory's files each epoch, resume, and clean stops (SPEC sections 4,
+ * directory's files each epoch, resume, and clean stops (docs/DESIGN.md §§ 4,
  * 6, 7). */
 #ifndef RUN_FIT_H
 #define RUN_FIT_H

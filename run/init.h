@@ -1,4 +1,4 @@
-/* init.h: `--init RUN` (SPEC 4b): a classifier that starts from a pretrain
+/* init.h: `--init RUN` (docs/DESIGN.md §4b): a classifier that starts from a pretrain
  * run (or a classifier's run): its tokenizer and vocabulary, embeddings,
  * positional table and encoder layers, with a fresh head. */
 #ifndef RUN_INIT_H

@@ -13,7 +13,7 @@
 typedef struct {
     /* data */
     const char *val_path, *test_path, *tokenizer, *class_weights, *out_dir, *resume_dir, *model_dir, *png_dir;
-    const char *task;            /* "classify", or "pretrain" (./train pretrain, SPEC 4b) */
+    const char *task;            /* "classify", or "pretrain" (./train pretrain, docs/DESIGN.md §4b) */
     const char *init_dir;        /* --init RUN: tokenizer and encoder from a pretrain run */
     const char *label, *html_path;  /* trace --backward's label, trace --html's file */
     double val_split;

@@ -1,6 +1,6 @@
 /* rundir.h: the run directory: where a run's files live, its default name,
  * cleaning up what a killed write left behind, and the claim a run holds
- * on its directory for its whole life (SPEC section 2):
+ * on its directory for its whole life (docs/DESIGN.md §2):
  *
  * - A directory "holds a run" when it has a run.json, model.safetensors or
  *   state.safetensors (a caller may name other marker files). A new run

@@ -1,6 +1,6 @@
 /* schedule.h: what changes from step to step of a run and is a pure
  * function of its position: the learning rate (linear warmup, then cosine
- * decay; SPEC section 4.7) and the order of the examples in each epoch. */
+ * decay; docs/DESIGN.md §4.6) and the order of the examples in each epoch. */
 #ifndef RUN_SCHEDULE_H
 #define RUN_SCHEDULE_H
 

@@ -39,7 +39,7 @@ typedef struct {
     int *rows;                /* (B) MPI: the place in the global batch of each example this rank holds */
     int micro_rows;           /* --accum-steps: the most examples one forward takes, ceil(B / K) */
     double *accum;            /* (n_params) with --accum-steps > 1: the micro-batches' gradients summed */
-    int mlm;                  /* 1: pretraining (SPEC 4b): masked tokens instead of labels */
+    int mlm;                  /* 1: pretraining (docs/DESIGN.md §4b): masked tokens instead of labels */
     int *mlm_tokens, *mlm_targets;    /* (B, max_len): the batch masked, and what to predict */
     BpeSplits splits;         /* --bpe-dropout (bpe, classifying): each symbol's parts; parts NULL when off */
     int *split_work;          /* ((B + 1) x (max_len + 1)) bpe_dropout_batch's buffer */

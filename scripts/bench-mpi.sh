@@ -5,7 +5,7 @@
 #    metrics.csv over the epochs after the first (warm-up). One line.
 # 2. The gradient sum (dist_weighted_sum, build/tests/tool_allreduce) per step against the
 #    gradient size for 2 and 4 ranks on this machine, and from a ring all-reduce model,
-#    2(N-1)/N x bytes / bandwidth, the step time of the small and wide configs (SPEC 9)
+#    2(N-1)/N x bytes / bandwidth, the step time of the small and wide configs (docs/DESIGN.md §9)
 #    for 8, 64 and 512 ranks on 10 and 100 Gbit/s links, one rank per machine, each with
 #    the per-rank batch of 32 whose compute time tool_bench measures at 1 thread here.
 # 3. Peak memory of each of 2 and 4 ranks against one process on 1M generated lines

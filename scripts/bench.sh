@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Speed of the training step (SPEC section 9): for each config, ms/step,
+# Speed of the training step (docs/DESIGN.md §9): for each config, ms/step,
 # tokens/s, achieved GFLOP/s and peak RSS of build/tests/tool_bench at 1 and
 # 2 threads; where /usr/bin/python3 has torch, PyTorch's figures for the same
 # step: the idiomatic model (nn.TransformerEncoder as a user writes it,
@@ -86,7 +86,7 @@ num() {
 # mark COND: a check mark when the awk condition holds.
 mark() { awk "BEGIN { exit !($1) }" && echo "✓" || echo "✗"; }
 
-# Config table (SPEC section 9): vocab seq d_model heads d_ff layers classes batch
+# Config table (docs/DESIGN.md §9): vocab seq d_model heads d_ff layers classes batch
 config_args() {
     case $1 in
         tiny)  echo "--vocab 64 --seq 32 --d-model 64 --heads 4 --d-ff 256 --layers 2 --classes 4 --batch 32" ;;
@@ -515,7 +515,7 @@ if [ -n "${SEQ_GF[64]:-}" ] && [ -n "${SEQ_GF[512]:-}" ]; then
     echo "  $(mark "$keep >= 95") T = 512 runs at $(num 0 "$keep")% of the GFLOP/s of T = 64 (target >= 95%)"
 fi
 
-# ---------------------------------------------------------- pretraining (SPEC 4b)
+# ---------------------------------------------------------- pretraining (docs/DESIGN.md §4b)
 echo
 echo "Pretraining step (15% masked, tied MLM head, dropout 0.1), small config with vocabulary 8000, $TARGET_THREADS threads:"
 json=$(OMP_NUM_THREADS=$TARGET_THREADS "$TOOL" --config small --vocab 8000 --mlm 1 --steps "$(steps_for small)" \

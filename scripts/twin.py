@@ -10,7 +10,7 @@
   twin.py matmul-peak --threads N               best float32 matrix-product GFLOP/s
                 [--dtype bfloat16]              ... or bfloat16 (torch.mm on bfloat16 tensors)
 
-The state_dict names are those of SPEC section 5, so load_state_dict works on
+The state_dict names are those of docs/DESIGN.md §5, so load_state_dict works on
 the C checkpoint directly. The file format is read and written here by hand
 (no safetensors package): u64 LE header size, JSON header, raw LE data.
 """
@@ -180,7 +180,7 @@ def sinusoidal_table(max_len, d):
 
 
 def masked_dropout(x, tokens, p, training):
-    """SPEC 4.3: [CLS]/[SEP]/[MASK] kept unscaled, [PAD] zeroed, the rest inverted dropout.
+    """docs/DESIGN.md §4.2: [CLS]/[SEP]/[MASK] kept unscaled, [PAD] zeroed, the rest inverted dropout.
     Identity in eval mode."""
     if not training:
         return x
@@ -192,7 +192,7 @@ def masked_dropout(x, tokens, p, training):
 
 
 class MlmHead(nn.Module):
-    """SPEC 4b: h' = LayerNorm(gelu(W h + b)), logits = h' E^T + bias with E the
+    """docs/DESIGN.md §4b: h' = LayerNorm(gelu(W h + b)), logits = h' E^T + bias with E the
     (unscaled) input embedding table, tied."""
 
     def __init__(self, d, vocab_size):
@@ -288,7 +288,7 @@ def loss_fn(logits, labels, class_weights=None):
 
 
 def mlm_loss(model, tokens, targets):
-    """Mean cross-entropy over the selected positions (SPEC 4b)."""
+    """Mean cross-entropy over the selected positions (docs/DESIGN.md §4b)."""
     return F.cross_entropy(model.mlm_logits(tokens, targets), targets[targets >= 0])
 
 
@@ -736,7 +736,7 @@ def cmd_bench(args):
         def one_step():
             if not args.mlm:
                 return train_step(model, opt, tokens, labels, None, 1.0)
-            # SPEC 4b masking, drawn afresh each step as the C side does; the head
+            # docs/DESIGN.md §4b masking, drawn afresh each step as the C side does; the head
             # runs on the selected positions only (the fastest form)
             select = torch.rand(tokens.shape) < 0.15
             kind = torch.rand(tokens.shape)

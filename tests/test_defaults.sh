@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# test_defaults.sh: what a user who gives no option gets (SPEC section 3):
+# test_defaults.sh: what a user who gives no option gets (docs/DESIGN.md §3):
 # the bpe tokenizer (learning independent of --threads, its merges in the
 # checkpoint), --max-len auto on data whose lengths are known, and the
 # warnings that catch a wrong setup (or options that cannot act), each said

@@ -42,7 +42,7 @@ typedef struct {
     double dropout;
 } GradCase;
 
-/* n_classes 0 below: the MLM head and loss of SPEC 4b instead */
+/* n_classes 0 below: the MLM head and loss of docs/DESIGN.md §4b instead */
 static const GradCase MLM_CASES[] = {
     {"mlm post gelu sinusoidal", NORM_POST, ACT_GELU, POOL_MEAN, PE_SINUSOIDAL, 0, 0.0},
     {"mlm pre relu learned dropout", NORM_PRE, ACT_RELU, POOL_MEAN, PE_LEARNED, 0, 0.2},

@@ -1,4 +1,4 @@
-/* test_mlm.c: the masking rule of pretraining (SPEC 4b, nn/mlm.h), as
+/* test_mlm.c: the masking rule of pretraining (docs/DESIGN.md §4b, nn/mlm.h), as
  * counts over many draws, each against the rule's own probability within 5
  * standard deviations:
  *   - each non-special token is selected with probability 0.15; specials

@@ -80,7 +80,7 @@ static void test_positional_encoding(void) {
 
 /* ------------------------------------------------------ masked dropout */
 
-/* The dropout rule of the SPEC, element dropped when rng_uniform(seed, step,
+/* The dropout rule of docs/DESIGN.md, element dropped when rng_uniform(seed, step,
  * site, index) < p, against the integer test the layers use (its threshold
  * ceil(p 2^24) on the generator's top 24 bits). */
 static void test_dropout_rule(void) {
@@ -143,7 +143,7 @@ static void test_masked_dropout(void) {
     key.step = 4;
     token_dropout_mask(again, tokens, N / 64, 64, C, key);
     CHECK(memcmp(again, mask, sizeof(float) * N * C) != 0, "another step, another mask");
-    /* SPEC 7: examples 10..19 of the batch alone (an MPI rank's slice), padded
+    /* docs/DESIGN.md §7: examples 10..19 of the batch alone (an MPI rank's slice), padded
      * to 40 positions instead of 64, draw exactly the whole batch's factors */
     key.step = 3;
     key.row0 = 10;

@@ -42,7 +42,7 @@ max_relative_loss_diff() {  # metrics_a, metrics_b
 within_limit() { awk -v w="$1" 'BEGIN { exit !(w <= 1e-5) }'; }
 
 # ------------------------------------------- 1, 2, 3 and 4 ranks, dropout on
-# Dropout masks are keyed by each example's place in the global batch (SPEC 7),
+# Dropout masks are keyed by each example's place in the global batch (docs/DESIGN.md §7),
 # so any number of ranks draws the masks of one process; so are BPE-dropout's
 # splits (the tokenizer is the default bpe, --bpe-dropout 0.1). Batch 32 over 3
 # ranks is uneven (10 + 11 + 11); 360 examples leave a last batch of 8 (2 + 3 + 3).

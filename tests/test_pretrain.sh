@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# test_pretrain.sh: ./train pretrain (SPEC 4b) end to end: plain-text and
+# test_pretrain.sh: ./train pretrain (docs/DESIGN.md §4b) end to end: plain-text and
 # TSV input, the table and metrics.csv with perplexity, byte-identical
 # results at 1 and 2 threads and after --stop-after/--resume, --init into a
 # classifier (encoder copied, fresh head, disagreeing options refused), and

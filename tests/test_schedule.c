@@ -1,5 +1,5 @@
 /* test_schedule.c: the learning-rate schedule and the epoch shuffle of
- * run/schedule.c, against the rules of SPEC section 4.7 worked by hand. */
+ * run/schedule.c, against the rules of docs/DESIGN.md §4.6 worked by hand. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>

@@ -45,7 +45,7 @@ typedef struct {
     int vocab, seq, d_model, heads, d_ff, layers, classes, batch;
 } BenchConfig;
 
-/* SPEC section 9 */
+/* docs/DESIGN.md §9 */
 static const BenchConfig CONFIGS[] = {
     {"tiny", 64, 32, 64, 4, 256, 2, 4, 32},
     {"small", 1000, 64, 128, 4, 512, 2, 2, 32},
@@ -56,7 +56,7 @@ typedef struct {
     BenchConfig cfg;
     float dropout;
     int steps, warmup;
-    int mlm;        /* 1: pretraining steps (SPEC 4b): masked batches, the tied MLM head */
+    int mlm;        /* 1: pretraining steps (docs/DESIGN.md §4b): masked batches, the tied MLM head */
     int products;   /* 1: time the linear layers alone (products_bench) */
     Precision precision;
     int peak;       /* 1: the multiply-add loop of --peak (peak_bench) */
@@ -165,7 +165,7 @@ static void random_batch(int *tokens, int *labels, const BenchConfig *c, uint64_
 }
 
 /* FNV-1a over the parameters' bytes: runs at different thread counts must
- * print the same value (SPEC section 7). */
+ * print the same value (docs/DESIGN.md §7). */
 static uint64_t params_hash(const Model *m) {
     const unsigned char *bytes = (const unsigned char *)m->params;
     uint64_t h = 0xcbf29ce484222325ull;

@@ -197,7 +197,7 @@ static int run_case(const Case *c, const char *outdir, Precision prec) {
     return rc != 0;
 }
 
-/* Pretraining (SPEC 4b): the batch corrupted by mlm_mask, the MLM head's
+/* Pretraining (docs/DESIGN.md §4b): the batch corrupted by mlm_mask, the MLM head's
  * probabilities at the selected positions, its loss and gradients, and
  * AdamW steps on that loss. */
 typedef struct {

@@ -1,6 +1,6 @@
 /* dataset.c: reads labelled text (TSV, or CSV with a header) line by line into
  * examples, refusing bad input with "path:line: problem"; finds leakage
- * (SPEC 3). The validation split is split.c's. */
+ * (docs/DESIGN.md §3). The validation split is split.c's. */
 #include "text/dataset.h"
 #include "text/records.h"
 

@@ -1,4 +1,4 @@
-/* dataset.h: labelled text files (SPEC section 3): reading TSV and CSV,
+/* dataset.h: labelled text files (docs/DESIGN.md §3): reading TSV and CSV,
  * the stratified validation split and the leakage check. Knows nothing of
  * tokens or the model. Every error message names the file and line;
  * statuses follow base/errors.h. */
@@ -49,7 +49,7 @@ typedef struct {
  * line longer than the limit is refused as soon as the limit is passed, so an
  * endless line (/dev/zero) ends quickly. */
 int dataset_read(const char *path, TextDataset *out, char *err, size_t errlen);
-/* Texts for pretraining (SPEC 4b): a TSV or CSV as above (its labels are
+/* Texts for pretraining (docs/DESIGN.md §4b): a TSV or CSV as above (its labels are
  * kept but mean nothing), or, when the first content line has no tab and is
  * no CSV header, one text a line, each labelled TEXTS_LABEL. */
 #define TEXTS_LABEL "-"

@@ -1,5 +1,5 @@
 /* encode.h: texts into id sequences [CLS] tok... [SEP] of at most max_len
- * ids, and padded (B,T) batches of them (SPEC section 3). */
+ * ids, and padded (B,T) batches of them (docs/DESIGN.md §3). */
 #ifndef TEXT_ENCODE_H
 #define TEXT_ENCODE_H
 

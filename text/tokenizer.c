@@ -1,5 +1,5 @@
 /* tokenizer.c: the word and char tokenizers: text into tokens
- * (SPEC section 3); bpe.c refines the word tokens into subwords. */
+ * (docs/DESIGN.md §3); bpe.c refines the word tokens into subwords. */
 #include "text/tokenizer.h"
 
 #include <stdio.h>

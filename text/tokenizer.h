@@ -1,5 +1,5 @@
-/* tokenizer.h: the word and char tokenizers, text into tokens (SPEC
- * section 3). The bpe tokenizer splits text as word does, then text/bpe.h
+/* tokenizer.h: the word and char tokenizers, text into tokens (docs/DESIGN.md
+ * §3). The bpe tokenizer splits text as word does, then text/bpe.h
  * turns each word token (a piece) into subwords. */
 #ifndef TEXT_TOKENIZER_H
 #define TEXT_TOKENIZER_H

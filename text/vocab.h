@@ -1,5 +1,5 @@
 /* vocab.h: the vocabulary of a run: token strings and their ids, the five
- * specials first (SPEC section 3). word and char count the training tokens;
+ * specials first (docs/DESIGN.md §3). word and char count the training tokens;
  * bpe learns merges (text/bpe.h) and keeps them here for encoding.
  * Statuses follow base/errors.h. */
 #ifndef TEXT_VOCAB_H
