@@ -7,6 +7,8 @@
 #ifndef CLI_FILM_PAGE_H
 #define CLI_FILM_PAGE_H
 
+#include "cli/page_script.h"
+
 static const char FILM_PAGE_STYLE[] =
     "body{font:14px/1.45 system-ui,-apple-system,'Segoe UI',sans-serif;margin:0;color:#1d2330;background:#f4f5f8}\n"
     "header{background:#1d2330;color:#fff;padding:14px 24px}\n"
@@ -43,13 +45,7 @@ static const char FILM_PAGE_SCRIPT[] =
     "(function () {\n"
     "  const H = D.head, E = D.epochs, M = D.metrics, L = H.layers, NH = H.heads;\n"
     "  const probeOut = document.getElementById('probe');\n"
-    "  function el(tag, cls, text) {\n"
-    "    const e = document.createElement(tag);\n"
-    "    if (cls) e.className = cls;\n"
-    "    if (text !== undefined && text !== null) e.textContent = text;\n"
-    "    return e;\n"
-    "  }\n"
-    "  function add(parent, child) { parent.appendChild(child); return child; }\n"
+    PAGE_SCRIPT_HELPERS
     "  function section(title) { const s = add(app, el('section')); add(s, el('h2', null, title)); return s; }\n"
     "  function mix(a, b, t) {\n"
     "    return 'rgb(' + [0, 1, 2].map(function (k) { return Math.round(a[k] + (b[k] - a[k]) * t); }).join(',') + ')';\n"

@@ -6,6 +6,8 @@
 #ifndef CLI_TRACE_PAGE_H
 #define CLI_TRACE_PAGE_H
 
+#include "cli/page_script.h"
+
 static const char TRACE_PAGE_STYLE[] =
     "body{font:14px/1.45 system-ui,-apple-system,'Segoe UI',sans-serif;margin:0;color:#1d2330;background:#f4f5f8}\n"
     "header{background:#1d2330;color:#fff;padding:14px 24px}\n"
@@ -51,13 +53,7 @@ static const char TRACE_PAGE_SCRIPT[] =
     "  const T = D.tokens.length, d = D.cfg.d;\n"
     "\n"
     "  // ---------------------------------------------------------------- helpers\n"
-    "  function el(tag, cls, text) {\n"
-    "    const e = document.createElement(tag);\n"
-    "    if (cls) e.className = cls;\n"
-    "    if (text !== undefined && text !== null) e.textContent = text;\n"
-    "    return e;\n"
-    "  }\n"
-    "  function add(parent, child) { parent.appendChild(child); return child; }\n"
+    PAGE_SCRIPT_HELPERS
     "  function fmt(v) {\n"
     "    if (v === null || v === undefined) return 'n/a';\n"
     "    const a = Math.abs(v);\n"
