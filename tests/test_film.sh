@@ -61,7 +61,7 @@ printf 'neg\tthe food was not good , bad\n' >"$tmp/probes.tsv"
 ./train trace --model "$tmp/g" "$text" >"$tmp/trace.txt" 2>&1
 ./train trace --model "$tmp/g" --backward --label neg "$text" >"$tmp/backward.txt" 2>&1
 if [ -z "$python" ]; then
-    skip "comparing the record with trace needs python3"
+    skip "comparing the record with trace needs python3 (apt-get install python3)"
 else
     # trace prints each head's rows as "    qN   TOKEN | w w w ... | top: ..." (%.4f) after "layer L, head H of";
     # trace --backward its saliency sorted, "    N. pos P   TOKEN   +x.xxxxxxe-yy" (%+.6e)
@@ -159,13 +159,13 @@ if command -v mpirun >/dev/null 2>&1 && ./train --version | grep -qx 'mpi: yes';
         && pass "MPI, 2 ranks: rank 0 records epochs 0-3; the model and metrics are byte-identical without probes" \
         || fail "MPI: recording probes changed the run, or no record"
 else
-    skip "the MPI check needs mpirun and ./train built with MPI"
+    skip "the MPI check needs mpirun and ./train built with MPI (apt-get install openmpi-bin libopenmpi-dev, then make clean && make)"
 fi
 
 # ---- the page in a browser
 browser=$(command -v chromium || command -v chromium-browser || true)
 if [ -z "$browser" ] || [ -z "$python" ]; then
-    skip "the browser checks need chromium (apt-get install -y chromium) and python3"
+    skip "the browser checks need chromium and python3 (apt-get install -y chromium python3)"
     finish test_film
 fi
 dump() {  # page fragment
