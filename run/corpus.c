@@ -408,13 +408,13 @@ static void warn_setup(const DistContext *dist, const Corpus *c, const Options *
         fprintf(log, "note: --val-split %g held out %d of %d examples (%.0f%%): every class with 2 or more examples "
                 "gives at least one to validation, and many classes here are that small\n", o->val_split,
                 c->val.total, n_split, 100.0 * c->val.total / n_split);
-    if (o->stop_after > 0 && o->stop_after >= o->epochs)
+    if (o->stop_after > 0 && o->stop_after >= c->epochs)
         fprintf(log, "warning: --stop-after %d has no effect with --epochs %d (the run ends there anyway)\n",
-                o->stop_after, o->epochs);
+                o->stop_after, c->epochs);
     if (o->lr == 0.0)
         fprintf(log, "warning: --lr 0 leaves the weights as they start: nothing is learned (AdamW's weight decay is "
                 "scaled by the learning rate too)\n");
-    long total_steps = (long)o->epochs * schedule_steps_per_epoch(c->train.total, o->batch_size);
+    long total_steps = (long)c->epochs * schedule_steps_per_epoch(c->train.total, o->batch_size);
     if (o->warmup >= 1.0 && schedule_warmup_steps(o->warmup, total_steps) == total_steps)
         fprintf(log, "warning: --warmup %.0f steps is the whole run of %ld: the learning rate climbs the whole time, "
                 "reaches --lr %g only at the last step and never decays (give fewer steps, or a fraction such as "
@@ -438,9 +438,9 @@ static void warn_setup(const DistContext *dist, const Corpus *c, const Options *
     else if (swa_given && !c->has_val)
         fprintf(log, "warning: --swa has no effect without a validation set (the average replaces the weights only "
                 "when its validation loss is lower; give --val FILE or --val-split F)\n");
-    else if (swa_given && schedule_swa_start(o->swa, o->epochs) == 0)
+    else if (swa_given && schedule_swa_start(o->swa, c->epochs) == 0)
         fprintf(log, "warning: --swa %g of %d epochs averages fewer than 2 of them, so it has no effect (raise --swa "
-                "or --epochs)\n", o->swa, o->epochs);
+                "or --epochs)\n", o->swa, c->epochs);
 }
 
 /* The sum of each rank's value over the ranks before this one, and over all. */
@@ -612,6 +612,11 @@ int corpus_prepare(Corpus *c, const Options *o, const DistContext *dist, const c
         return rc;
     if (c->has_test && (rc = encode(dist, &c->test, c, c->max_len, &c->enc_test, "test", log, err, errlen)))
         return rc;
+    c->epochs = o->epochs > 0 ? o->epochs : schedule_auto_epochs(c->train.total, o->batch_size);
+    if (o->epochs == 0 && !o->quiet)
+        fprintf(log, "epochs auto: %d, about %d steps of %d examples over %d training examples (at least %d epochs, "
+                "at most %d)\n", c->epochs, SCHEDULE_AUTO_STEPS, o->batch_size, c->train.total, SCHEDULE_AUTO_MIN,
+                SCHEDULE_AUTO_MAX);
     warn_setup(dist, c, o, log);
     return 0;
 }

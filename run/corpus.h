@@ -19,6 +19,7 @@ typedef struct {
     int has_val, has_test;
     TokenizerKind tokenizer;
     int max_len;       /* --max-len, or what auto chose from the training data */
+    int epochs;        /* --epochs, or what auto chose from the training data's size */
     Vocab vocab;
     LabelSet labels;
     EncodedDataset enc_train, enc_val, enc_test;

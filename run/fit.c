@@ -63,10 +63,30 @@ static int build_model(Trainer *t, int resume, char *err, size_t errlen) {
     return EXIT_OK;
 }
 
+/* --group-by-length: every training example's length on every rank (MPI:
+ * each rank fills its share, the rest zero, and the shares are summed). */
+static int gather_lengths(Trainer *t) {
+    int n = t->n_train, first = t->corpus.train.first;
+    const EncodedDataset *e = &t->corpus.enc_train;
+    double *all = calloc((size_t)n, sizeof *all);
+    t->lengths = malloc(sizeof(int) * n);
+    t->order_work = malloc(sizeof(int) * n);
+    if (!all || !t->lengths || !t->order_work) {
+        free(all);
+        return -1;
+    }
+    for (int i = 0; i < e->n; i++) all[first + i] = e->lengths[i];
+    dist_sum_doubles(t->dist, all, n);
+    for (int i = 0; i < n; i++) t->lengths[i] = (int)all[i];
+    free(all);
+    return 0;
+}
+
 static int allocate_buffers(Trainer *t) {
     int B = t->o->batch_size, n = t->n_train;
     int keep_best = t->o->patience > 0 && t->corpus.has_val;
     t->order = malloc(sizeof(int) * n);
+    if (t->o->group_by_length && gather_lengths(t) != 0) return -1;
     t->tokens = malloc(sizeof(int) * (size_t)B * t->corpus.max_len);
     t->labels = malloc(sizeof(int) * B);
     t->indices = malloc(sizeof(int) * B);
@@ -109,6 +129,8 @@ static void trainer_free(Trainer *t) {
     free(t->live);
     free(t->progress.history);
     free(t->order);
+    free(t->lengths);
+    free(t->order_work);
     free(t->tokens);
     bpe_splits_free(&t->splits);
     free(t->split_work);
@@ -279,6 +301,11 @@ static int prepare(Trainer *t, const char *data_path, int resume, int argc, char
                                    &least, err, errlen)) != EXIT_OK || (rc = saved_model_check_memory(&least, 1, err, errlen)))
         return rc;
     if ((rc = corpus_prepare(&t->corpus, t->o, t->dist, data_path, stdout, err, errlen)) != EXIT_OK) return rc;
+    if (t->o->epochs == 0) {   /* --epochs auto: the run holds and records the number chosen */
+        t->resolved = *t->o;
+        t->resolved.epochs = t->corpus.epochs;
+        t->o = &t->resolved;
+    }
     t->n_train = t->corpus.train.total;
     if ((rc = build_model(t, resume, err, errlen)) != EXIT_OK) return rc;
     t->steps_per_epoch = schedule_steps_per_epoch(t->n_train, t->o->batch_size);
@@ -507,6 +534,9 @@ static int interrupted(Trainer *t, int sig, int epoch, int step, char *err, size
 static int run_epoch(Trainer *t, int epoch, char *err, size_t errlen) {
     TrainProgress *p = &t->progress;
     schedule_shuffle(t->order, t->n_train, (uint64_t)t->o->seed, epoch);
+    if (t->lengths)
+        schedule_group_by_length(t->order, t->n_train, t->lengths, t->o->batch_size, (uint64_t)t->o->seed, epoch,
+                                 t->order_work);
     double start = now_seconds() - p->seconds;
     t->bar.last_draw = -1.0;
     for (int s = p->step_in_epoch; s < t->steps_per_epoch; s++) {
@@ -607,6 +637,7 @@ int fit(const DistContext *dist, const Options *o, const char *data_path, const 
     t.mlm = options_pretrain(o);
     double val_acc = 0, test_acc = 0, val_loss = 0;
     int rc = prepare(&t, data_path, resume, argc, argv, err, errlen);
+    o = t.o;   /* --epochs auto resolved */
     /* a run stopped between its state and its history files gets them again */
     if (rc == EXIT_OK && resume && t.writer && t.progress.n_history > 0) rc = write_history_files(&t, err, errlen);
     if (rc == EXIT_OK) {

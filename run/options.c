@@ -14,7 +14,9 @@
 
 const OptionSpec OPTION_TABLE[] = {
     /* name, kind, field, default, min, max, choices, help, recorded */
-    {"epochs", OPT_INT, OFF(epochs), "30", 1, 1e6, NULL, "training epochs (the total when resuming)", 1},
+    {"epochs", OPT_INT, OFF(epochs), "auto", 1, 1e6, NULL,
+     "training epochs (the total when resuming); auto: about 1200 steps' worth, at least 2 and at most 40 "
+     "(run.json records the number chosen)", 1},
     {"batch-size", OPT_INT, OFF(batch_size), "32", 1, 65536, NULL, "examples per step", 1},
     {"accum-steps", OPT_INT, OFF(accum_steps), "1", 1, 65536, NULL,
      "gradient accumulation: a step's examples go through in micro-batches of batch-size / (this x MPI ranks), "
@@ -51,6 +53,10 @@ const OptionSpec OPTION_TABLE[] = {
     {"swa", OPT_DOUBLE, OFF(swa), "0.5", 0, 1, NULL,
      "stochastic weight averaging: the weights at the ends of the last epochs, this fraction of them, are "
      "averaged; the mean becomes the model when its validation loss is lower (0: off; not with --patience)", 1},
+    {"group-by-length", OPT_FLAG, OFF(group_by_length), "1", 0, 0, NULL,
+     "training batches of texts of similar lengths, so less padding is computed: each epoch's shuffled order is "
+     "cut into windows of 50 batches, each sorted by length, and the full batches' order shuffled "
+     "(--group-by-length=false: the plain shuffle)", 1},
     {"min-freq", OPT_INT, OFF(min_freq), "1", 1, 1 << 30, NULL, "drop tokens seen fewer times in training", 1},
     {"val", OPT_STRING, OFF(val_path), "", 0, 0, NULL, "validation file (default: split from the training data)", 1},
     {"val-split", OPT_DOUBLE, OFF(val_split), "0.1", 0, 0.9, NULL,
@@ -339,9 +345,10 @@ int options_from_json(Options *o, const JsonValue *object, char *err, size_t err
     if (!object || object->type != JSON_OBJECT) {
         return fail(err, errlen, ERR_INPUT, "options are not a JSON object");
     }
-    /* a run recorded before --bpe-dropout or --swa existed trained without them */
+    /* a run recorded before --bpe-dropout, --swa or --group-by-length existed trained without them */
     o->bpe_dropout = 0.0;
     o->swa = 0.0;
+    o->group_by_length = 0;
     for (int i = 0; i < object->count; i++) {
         const OptionSpec *s = options_find(object->keys[i]);
         const JsonValue *v = &object->items[i];

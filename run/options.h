@@ -30,6 +30,7 @@ typedef struct {
     int accum_steps;    /* micro-batches a rank's share of a batch goes through before one step */
     double lr, weight_decay, warmup, clip;
     double swa;         /* the fraction of the epochs, the last ones, whose end weights are averaged */
+    int group_by_length;   /* batches of similar lengths (run/schedule.h) */
     long long seed;
     /* output */
     int quiet, probs, untrained, backward;

@@ -7,6 +7,7 @@
 
 /* Site of the shuffle in the counter-based generator (the model uses others). */
 #define SITE_SHUFFLE 900001
+#define SITE_BATCH_ORDER 900004
 
 double schedule_lr(double lr, long step, long warmup_steps, long total_steps) {
     if (step < warmup_steps) return lr * (double)(step + 1) / warmup_steps;
@@ -17,6 +18,12 @@ double schedule_lr(double lr, long step, long warmup_steps, long total_steps) {
 }
 
 int schedule_steps_per_epoch(int n, int batch_size) { return (n + batch_size - 1) / batch_size; }
+
+int schedule_auto_epochs(int n, int batch_size) {
+    long per_epoch = schedule_steps_per_epoch(n, batch_size);
+    long e = per_epoch > 0 ? lround((double)SCHEDULE_AUTO_STEPS / (double)per_epoch) : SCHEDULE_AUTO_MAX;
+    return e < SCHEDULE_AUTO_MIN ? SCHEDULE_AUTO_MIN : e > SCHEDULE_AUTO_MAX ? SCHEDULE_AUTO_MAX : (int)e;
+}
 
 long schedule_warmup_steps(double warmup, long total_steps) {
     long w = warmup < 1.0 ? lround(warmup * total_steps) : (long)warmup;
@@ -36,4 +43,34 @@ void schedule_shuffle(int *order, int n, uint64_t seed, int epoch) {
         order[i] = order[j];
         order[j] = tmp;
     }
+}
+
+/* Stable counting sort of order[0..n) by lengths (small non-negative ints). */
+static void sort_by_length(int *order, int n, const int *lengths, int *work) {
+    int longest = 0;
+    for (int i = 0; i < n; i++)
+        if (lengths[order[i]] > longest) longest = lengths[order[i]];
+    for (int i = 0; i < n; i++) work[i] = order[i];
+    int at = 0;
+    for (int len = 0; len <= longest; len++)   /* n x longest: windows of 1600 examples, lengths up to 256 */
+        for (int i = 0; i < n; i++)
+            if (lengths[work[i]] == len) order[at++] = work[i];
+}
+
+void schedule_group_by_length(int *order, int n, const int *lengths, int batch_size, uint64_t seed, int epoch,
+                              int *work) {
+    int window = SCHEDULE_GROUP_BATCHES * batch_size;
+    for (int start = 0; start < n; start += window)
+        sort_by_length(order + start, n - start < window ? n - start : window, lengths, work);
+    int full = n / batch_size;   /* whole batches change places; a partial last one stays last */
+    for (int i = 0; i < n; i++) work[i] = order[i];
+    for (int b = full - 1; b > 0; b--) {   /* Fisher-Yates over batches, moved in work, gathered below */
+        int j = (int)(rng_bits(seed, (uint64_t)epoch, SITE_BATCH_ORDER, (uint64_t)b) % (uint64_t)(b + 1));
+        for (int k = 0; k < batch_size; k++) {
+            int tmp = work[b * batch_size + k];
+            work[b * batch_size + k] = work[j * batch_size + k];
+            work[j * batch_size + k] = tmp;
+        }
+    }
+    for (int i = 0; i < full * batch_size; i++) order[i] = work[i];
 }

@@ -13,6 +13,12 @@ double schedule_lr(double lr, long step, long warmup_steps, long total_steps);
 /* Optimizer steps in an epoch of n examples: batches of batch_size, the
  * last one partial. */
 int schedule_steps_per_epoch(int n, int batch_size);
+/* --epochs auto: the epochs that make about SCHEDULE_AUTO_STEPS steps over n
+ * training examples, rounded, within [SCHEDULE_AUTO_MIN, SCHEDULE_AUTO_MAX]. */
+#define SCHEDULE_AUTO_STEPS 1200
+#define SCHEDULE_AUTO_MIN 2
+#define SCHEDULE_AUTO_MAX 40
+int schedule_auto_epochs(int n, int batch_size);
 /* --warmup below 1 is a fraction of all steps (rounded), 1 or more a step
  * count; never more than total_steps. */
 long schedule_warmup_steps(double warmup, long total_steps);
@@ -22,5 +28,12 @@ long schedule_warmup_steps(double warmup, long total_steps);
 int schedule_swa_start(double fraction, int epochs);
 /* order = a permutation of 0..n-1, Fisher-Yates keyed by (seed, epoch). */
 void schedule_shuffle(int *order, int n, uint64_t seed, int epoch);
+/* --group-by-length: order (a shuffle) cut into windows of SCHEDULE_GROUP_BATCHES
+ * batches, each sorted by lengths[] (ties keep their shuffled order), then the
+ * full batches' order shuffled, keyed by (seed, epoch); a last partial batch
+ * stays last. work: (n) ints. */
+#define SCHEDULE_GROUP_BATCHES 50
+void schedule_group_by_length(int *order, int n, const int *lengths, int batch_size, uint64_t seed, int epoch,
+                              int *work);
 
 #endif

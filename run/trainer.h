@@ -15,7 +15,8 @@
 
 /* Everything one training run holds. */
 typedef struct {
-    const Options *o;
+    const Options *o;         /* the options, or resolved: with --epochs auto, a copy holding the number chosen */
+    Options resolved;
     const char *dir;
     const DistContext *dist;  /* MPI: this rank; a single process is rank 0 of 1 */
     int writer;               /* 1 on rank 0, the only one that writes files */
@@ -35,6 +36,8 @@ typedef struct {
     long total_steps, warmup_steps;
     int n_train;              /* training examples over all ranks (MPI: each holds a share) */
     int *order;               /* (n_train) this epoch's order of the global example indices */
+    int *lengths;             /* (n_train) with --group-by-length: every training example's length, all ranks' */
+    int *order_work;          /* (n_train) with --group-by-length: the grouping's scratch */
     int *tokens, *labels, *indices;   /* (B, max_len), (B), (B): the batch being built */
     int *rows;                /* (B) MPI: the place in the global batch of each example this rank holds */
     int micro_rows;           /* --accum-steps: the most examples one forward takes, ceil(B / K) */

@@ -63,6 +63,74 @@ static void test_shuffle(void) {
     CHECK(chi < 18.47, "item 0's position is uniform (chi-square %.2f)", chi);
 }
 
+/* --group-by-length: a permutation; each window of 50 batches sorted by
+ * length; batches whole chunks of a window's sorted order, their order
+ * shuffled, a partial last batch last; keyed by (seed, epoch); less padding. */
+static void test_group_by_length(void) {
+    enum { N = 3210, B = 32, W = SCHEDULE_GROUP_BATCHES * B };
+    static int lengths[N], order[N], plain[N], again[N], work[N], seen[N], window_of[N], rank_in[N];
+    for (int i = 0; i < N; i++) lengths[i] = 3 + (int)((i * 2654435761u) % 97u);   /* 3..99, scattered */
+    schedule_shuffle(order, N, 5, 3);
+    memcpy(plain, order, sizeof order);
+    /* the window each example falls in, and its place in the window sorted by (length, shuffled place) */
+    for (int i = 0; i < N; i++) {
+        int w = i / W, r = 0;
+        window_of[plain[i]] = w;
+        for (int j = w * W; j < N && j < (w + 1) * W; j++)
+            r += lengths[plain[j]] < lengths[plain[i]] || (lengths[plain[j]] == lengths[plain[i]] && j < i);
+        rank_in[plain[i]] = r;
+    }
+    schedule_group_by_length(order, N, lengths, B, 5, 3, work);
+    memset(seen, 0, sizeof seen);
+    for (int i = 0; i < N; i++)
+        if (order[i] >= 0 && order[i] < N) seen[order[i]]++;
+    int perm = 1;
+    for (int i = 0; i < N; i++) perm &= seen[i] == 1;
+    CHECK(perm, "a permutation of the examples");
+    int chunks = 1, moved = 0;
+    for (int b = 0; b * B < N; b++) {
+        int first = order[b * B], size = N - b * B < B ? N - b * B : B;
+        for (int k = 1; k < size; k++)   /* a batch: consecutive places of one window's sorted order */
+            chunks &= window_of[order[b * B + k]] == window_of[first] && rank_in[order[b * B + k]] == rank_in[first] + k;
+        if (size == B) chunks &= rank_in[first] % B == 0;
+        moved += window_of[first] * (W / B) + rank_in[first] / B != b;
+    }
+    CHECK(chunks, "every batch is a chunk of B of one window sorted by length");
+    CHECK(moved > N / B / 2, "the batches' order is shuffled (%d of %d moved)", moved, N / B);
+    CHECK(window_of[order[N - 1]] == (N - 1) / W && rank_in[order[N - 1]] == (N - 1) % W,
+          "the partial last batch stays last, the last window's longest");
+    memcpy(again, plain, sizeof plain);
+    schedule_group_by_length(again, N, lengths, B, 5, 3, work);
+    CHECK(memcmp(order, again, sizeof order) == 0, "the same seed and epoch give the same order");
+    memcpy(again, plain, sizeof plain);
+    schedule_group_by_length(again, N, lengths, B, 5, 4, work);
+    CHECK(memcmp(order, again, sizeof order) != 0, "another epoch orders the batches otherwise");
+    long padded_plain = 0, padded_grouped = 0;
+    for (int b = 0; b * B < N; b++) {
+        int mp = 0, mg = 0, size = N - b * B < B ? N - b * B : B;
+        for (int k = 0; k < size; k++) {
+            if (lengths[plain[b * B + k]] > mp) mp = lengths[plain[b * B + k]];
+            if (lengths[order[b * B + k]] > mg) mg = lengths[order[b * B + k]];
+        }
+        padded_plain += (long)mp * size;
+        padded_grouped += (long)mg * size;
+    }
+    /* lengths uniform on 3..99: a random batch of 32 pads to about 96, a sorted one to about its mean + 1 */
+    CHECK(padded_grouped * 3 < padded_plain * 2, "grouping computes less padding (%ld against %ld)", padded_grouped,
+          padded_plain);
+}
+
+/* --epochs auto: round(1200 / steps per epoch) within [2, 40], worked by hand. */
+static void test_auto_epochs(void) {
+    CHECK(schedule_auto_epochs(1294, 32) == 29, "41 steps an epoch: 1200 / 41 = 29.3, so 29 (got %d)",
+          schedule_auto_epochs(1294, 32));
+    CHECK(schedule_auto_epochs(8640, 32) == 4, "270 steps: 4.4, so 4 (got %d)", schedule_auto_epochs(8640, 32));
+    CHECK(schedule_auto_epochs(4438, 32) == 9, "139 steps: 8.6, so 9 (got %d)", schedule_auto_epochs(4438, 32));
+    CHECK(schedule_auto_epochs(34560, 32) == 2, "1080 steps: 1.1, at least 2 (got %d)", schedule_auto_epochs(34560, 32));
+    CHECK(schedule_auto_epochs(40, 32) == 40, "2 steps: 600, at most 40 (got %d)", schedule_auto_epochs(40, 32));
+    CHECK(schedule_auto_epochs(9600, 64) == 8, "150 steps of 64: 8 (got %d)", schedule_auto_epochs(9600, 64));
+}
+
 /* --swa: the last round(fraction x epochs) epochs, off below 2 of them. */
 static void test_swa_start(void) {
     CHECK(schedule_swa_start(0.5, 30) == 16, "half of 30 epochs: 16-30, got %d", schedule_swa_start(0.5, 30));
@@ -80,5 +148,7 @@ int main(void) {
     test_warmup_steps();
     test_lr();
     test_shuffle();
+    test_group_by_length();
+    test_auto_epochs();
     return check_summary("test_schedule");
 }
