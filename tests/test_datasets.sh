@@ -39,6 +39,14 @@ expect_counts() {  # file, expected "label count" lines joined by ';'
     if [ "$got" = "$2" ]; then pass "$1 classes: $got"; else fail "$1 classes: got '$got', expected '$2'"; fi
 }
 
+# Every one of the labels (in byte order) has count examples.
+expect_balanced() {  # file, count, labels...
+    local file=$1 count=$2 want="" label
+    shift 2
+    for label in "$@"; do want="$want${want:+;}$label $count"; done
+    expect_counts "$file" "$want"
+}
+
 # No text of the test file is also in the train file.
 expect_no_leak() {  # train, test
     local n
@@ -140,13 +148,9 @@ else
     skip "data/digits not built (run 'make data'; it needs the Debian packages)"
 fi
 if [ -f data/langid/train.tsv ] && [ -f data/langid/test.tsv ]; then
-    want_train="" want_test=""
-    for code in ca da de en es fr it nb nl pl pt sv; do
-        want_train="$want_train${want_train:+;}$code 3200"
-        want_test="$want_test${want_test:+;}$code 800"
-    done
-    expect_counts data/langid/train.tsv "$want_train"
-    expect_counts data/langid/test.tsv "$want_test"
+    codes=(ca da de en es fr it nb nl pl pt sv)
+    expect_balanced data/langid/train.tsv 3200 "${codes[@]}"
+    expect_balanced data/langid/test.tsv 800 "${codes[@]}"
     expect_no_leak data/langid/train.tsv data/langid/test.tsv
     bad=$(cat data/langid/train.tsv data/langid/test.tsv | grep -v '^#' | cut -f2 \
         | LC_ALL=C.UTF-8 grep -cvx '[[:lower:]]\+')
@@ -308,13 +312,9 @@ for name in "${more_sets[@]}"; do
         expect_none mannames 'n > 60' "NAME descriptions of more than 60 words"
         ;;
     sentlang)
-        want_train="" want_test=""
-        for code in ca cs da es gl it nb pl pt ro sk sv; do
-            want_train="$want_train${want_train:+;}$code 960"
-            want_test="$want_test${want_test:+;}$code 240"
-        done
-        expect_counts data/sentlang/train.tsv "$want_train"
-        expect_counts data/sentlang/test.tsv "$want_test"
+        codes=(ca cs da es gl it nb pl pt ro sk sv)
+        expect_balanced data/sentlang/train.tsv 960 "${codes[@]}"
+        expect_balanced data/sentlang/test.tsv 240 "${codes[@]}"
         expect_none sentlang 'n < 4 || n > 40' "messages outside 4 to 40 words"
         # (a literal "%", as in Danish "%-udvide" from "%%-udvide", may stay)
         expect_none sentlang '$2 ~ /%([0-9]+[$])?[-+#0-9.]*l*[sdiuxfgc]([^A-Za-z]|$)/' "printf directives (%s, %1\$d) left over"
