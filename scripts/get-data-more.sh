@@ -59,14 +59,16 @@ for pkg in $(printf '%s\n' "${mannames_packages[@]}" "${sentlang_packages[@]}" |
             exit 3
         fi
     fi
-    if [ ! -d "$pkgroot/$pkg" ]; then
-        debfiles=("$debs/${pkg}"_*.deb)
-        if [ ${#debfiles[@]} -ne 1 ]; then
-            echo "get-data-more: ${#debfiles[@]} files $debs/${pkg}_*.deb; remove the old ones" >&2
-            exit 1
-        fi
-        dpkg-deb -x "${debfiles[0]}" "$pkgroot/$pkg.part"
-        mv "$pkgroot/$pkg.part" "$pkgroot/$pkg"
+    debfiles=("$debs/${pkg}"_*.deb)
+    if [ ${#debfiles[@]} -ne 1 ]; then
+        echo "get-data-more: ${#debfiles[@]} files $debs/${pkg}_*.deb; remove the old ones" >&2
+        exit 1
+    fi
+    # unpacked again when the .deb is another version than the one unpacked
+    if [ "$(cat "$pkgroot/$pkg.from" 2>/dev/null)" != "${debfiles[0]##*/}" ]; then
+        rm -rf "$pkgroot/$pkg" "$pkgroot/$pkg.from"
+        dpkg-deb -x "${debfiles[0]}" "$pkgroot/$pkg"
+        echo "${debfiles[0]##*/}" >"$pkgroot/$pkg.from"
     fi
 done
 # "package version, ..." of the .debs used
