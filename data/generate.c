@@ -1,4 +1,4 @@
-/* generate.c: writes the synthetic datasets (negation, before, rare) deterministically, and helps scripts/get-data.sh sample and split. */
+/* generate.c: writes the synthetic datasets (negation, before, rare) deterministically, and helps scripts/get-data.sh sample, split and read translation catalogues. */
 /*
  * Standalone C11, libc only. Every random choice comes from the SplitMix64
  * generator below with a fixed seed per dataset, so the output is the same
@@ -13,6 +13,11 @@
  *       stratified split: in each class, the TEST_PERCENT % (rounded) of lines
  *       with the smallest seeded hash go to TEST, the rest to TRAIN; both are
  *       appended to (so a caller can write a comment line first) in hash order
+ *   generate mo FILE...
+ *       prints the translations of GNU gettext catalogues (.mo), one a line:
+ *       the first form of each msgstr that differs from its msgid, control
+ *       characters as spaces; the header entry is skipped, and so is a file
+ *       whose charset is not UTF-8 (with a note on stderr)
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -577,6 +582,83 @@ static int cmd_split(int argc, char **argv) {
     return 0;
 }
 
+/* ---------- reading .mo catalogues ---------- */
+
+/* A 32-bit word of the file at byte off, in the file's byte order. */
+static uint32_t mo_word(const unsigned char *d, size_t off, int swap) {
+    uint32_t v = (uint32_t)d[off] | (uint32_t)d[off + 1] << 8 | (uint32_t)d[off + 2] << 16 |
+                 (uint32_t)d[off + 3] << 24;
+    return swap ? (v >> 24) | (v >> 8 & 0xFF00u) | (v << 8 & 0xFF0000u) | v << 24 : v;
+}
+
+/* String i of the table at table_off: its bytes and length, checked to lie in
+ * the file and to end in the NUL the format puts after each. */
+static const char *mo_string(const unsigned char *d, size_t size, uint32_t table_off, uint32_t i, int swap,
+                             uint32_t *len, const char *path) {
+    size_t at = (size_t)table_off + (size_t)i * 8;
+    if (at + 8 > size) die("a string table runs past the end of", path);
+    uint32_t n = mo_word(d, at, swap), off = mo_word(d, at + 4, swap);
+    if ((size_t)off + n >= size || d[(size_t)off + n]) die("a string runs past the end of", path);
+    *len = n;
+    return (const char *)d + off;
+}
+
+static void mo_print(const char *path) {
+    FILE *f = fopen(path, "rb");
+    if (!f) die("cannot read", path);
+    size_t size = 0, cap = 1 << 16, got;
+    unsigned char *d = xmalloc(cap);
+    while ((got = fread(d + size, 1, cap - size, f)) > 0) {
+        size += got;
+        if (size == cap) d = xrealloc(d, cap *= 2);
+    }
+    if (ferror(f)) die("error reading", path);
+    fclose(f);
+    if (size < 20) die("not a .mo file (too short)", path);
+    int swap;
+    if (mo_word(d, 0, 0) == 0x950412DEu) swap = 0;
+    else if (mo_word(d, 0, 1) == 0x950412DEu) swap = 1;
+    else die("not a .mo file (bad magic number)", path);
+    uint32_t count = mo_word(d, 8, swap), orig = mo_word(d, 12, swap), trans = mo_word(d, 16, swap);
+    for (uint32_t i = 0; i < count; i++) {
+        uint32_t ilen, slen;
+        const char *id = mo_string(d, size, orig, i, swap, &ilen, path);
+        const char *str = mo_string(d, size, trans, i, swap, &slen, path);
+        if (ilen == 0) {                           /* the header: "Content-Type: ...; charset=X" */
+            const char *cs = strstr(str, "charset=");
+            if (cs && strncmp(cs + 8, "UTF-8", 5) && strncmp(cs + 8, "utf-8", 5)) {
+                fprintf(stderr, "generate: %s is not UTF-8; skipped\n", path);
+                break;
+            }
+            continue;
+        }
+        /* the first form (plurals follow after a NUL); a msgid may start with
+         * its context and an EOT byte */
+        const char *nul = memchr(str, 0, slen), *eot = memchr(id, 4, ilen);
+        size_t first = nul ? (size_t)(nul - str) : slen;
+        if (eot) {
+            ilen -= (uint32_t)(eot + 1 - id);
+            id = eot + 1;
+        }
+        nul = memchr(id, 0, ilen);
+        size_t idlen = nul ? (size_t)(nul - id) : ilen;
+        if (first == 0 || (first == idlen && !memcmp(str, id, first))) continue;
+        for (size_t k = 0; k < first; k++) {
+            unsigned char c = (unsigned char)str[k];
+            putchar(c < 32 || c == 127 ? ' ' : c);
+        }
+        putchar('\n');
+    }
+    free(d);
+}
+
+static int cmd_mo(int argc, char **argv) {
+    if (argc < 3) die("usage: generate mo FILE...", NULL);
+    for (int i = 2; i < argc; i++) mo_print(argv[i]);
+    if (fflush(stdout) != 0) die("error writing standard output", NULL);
+    return 0;
+}
+
 int main(int argc, char **argv) {
     if (argc == 3 && !strcmp(argv[1], "synthetic")) {
         make_negation(argv[2]);
@@ -586,9 +668,11 @@ int main(int argc, char **argv) {
     }
     if (argc >= 2 && !strcmp(argv[1], "pick")) return cmd_pick(argc, argv);
     if (argc >= 2 && !strcmp(argv[1], "split")) return cmd_split(argc, argv);
+    if (argc >= 2 && !strcmp(argv[1], "mo")) return cmd_mo(argc, argv);
     fprintf(stderr,
             "usage: generate synthetic OUTDIR\n"
             "       generate pick N SEED < lines\n"
-            "       generate split TEST_PERCENT SEED TRAIN TEST < label<TAB>text lines\n");
+            "       generate split TEST_PERCENT SEED TRAIN TEST < label<TAB>text lines\n"
+            "       generate mo FILE...\n");
     return 2;
 }

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# get-data.sh: builds the real datasets (digits, langid, wordnet, fortunes) from Debian packages, fetched without root.
+# get-data.sh: builds the real datasets (digits, langid, wordnet, fortunes, and through get-data-more.sh debdesc, manpara, mannames, sentlang) from Debian packages, fetched without root.
 #
 # Downloads the .debs with `apt-get download` into build/debs, unpacks them with
 # `dpkg-deb -x` into build/debs/root (nothing is installed), then writes
@@ -7,12 +7,14 @@
 #   data/langid/{train,test}.tsv   word -> language (12 languages) from word lists
 #   data/wordnet/{train,test}.tsv  WordNet definition -> part of speech (noun verb adj adv)
 #   data/fortunes/{train,test}.tsv fortune-cookie quote -> the fortune file it is in (7 topics)
-# with a deterministic stratified 80/20 split (data/generate.c does the hashing).
+# with a deterministic stratified 80/20 split (data/generate.c does the hashing),
+# then runs scripts/get-data-more.sh for the four further sets it describes.
 # Needs only what a fresh Debian has (bash, coreutils, gzip, grep, sed, iconv,
 # apt-get, dpkg-deb, awk) plus a C compiler. Packages already in build/debs are reused.
 # Exit: 0 done; 3 the packages could not be fetched (callers may skip); 1 other errors.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source scripts/data-lib.sh
 
 debs=build/debs
 root=$debs/root
@@ -226,13 +228,8 @@ build/generate split "$test_percent" "$seed_split" "$tmp/fortunes/train.tsv" "$t
     <"$tmp/fortunes/all.tsv"
 
 # 6. Move into data/ only now, so a failure never leaves half-written files.
-for name in digits langid wordnet fortunes; do
-    mkdir -p "data/$name"
-    for split in train test; do
-        mv "$tmp/$name/$split.tsv" "data/$name/$split.tsv"
-        printf 'get-data: %-22s %5d examples, %d classes\n' "data/$name/$split.tsv" \
-            "$(grep -vc '^#' "data/$name/$split.tsv")" \
-            "$(grep -v '^#' "data/$name/$split.tsv" | cut -f1 | sort -u | wc -l)"
-    done
-done
+install_sets get-data "$tmp" digits langid wordnet fortunes
 rm -rf "$tmp"
+
+# 7. The further sets (issue 41): their own script, same conventions and exit codes.
+bash scripts/get-data-more.sh

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # test_datasets.sh: checks the datasets: synthetic ones rebuild byte-identically, have the right sizes, balance and order properties, and no leakage.
 # Run from anywhere: bash tests/test_datasets.sh. Exits non-zero on any failure.
-# The real datasets (data/digits, data/langid, data/wordnet, data/fortunes) are checked only when `make data` has built them.
+# The real datasets (data/digits, data/langid, data/wordnet, data/fortunes, and the further sets of
+# scripts/get-data-more.sh: debdesc, manpara, mannames, sentlang) are checked only when `make data` has built them.
 source "$(dirname "$0")/lib.sh"
 
 
@@ -36,6 +37,14 @@ expect_counts() {  # file, expected "label count" lines joined by ';'
     local got
     got=$(label_counts "$1" | paste -sd';')
     if [ "$got" = "$2" ]; then pass "$1 classes: $got"; else fail "$1 classes: got '$got', expected '$2'"; fi
+}
+
+# Every one of the labels (in byte order) has count examples.
+expect_balanced() {  # file, count, labels...
+    local file=$1 count=$2 want="" label
+    shift 2
+    for label in "$@"; do want="$want${want:+;}$label $count"; done
+    expect_counts "$file" "$want"
 }
 
 # No text of the test file is also in the train file.
@@ -139,13 +148,9 @@ else
     skip "data/digits not built (run 'make data'; it needs the Debian packages)"
 fi
 if [ -f data/langid/train.tsv ] && [ -f data/langid/test.tsv ]; then
-    want_train="" want_test=""
-    for code in ca da de en es fr it nb nl pl pt sv; do
-        want_train="$want_train${want_train:+;}$code 3200"
-        want_test="$want_test${want_test:+;}$code 800"
-    done
-    expect_counts data/langid/train.tsv "$want_train"
-    expect_counts data/langid/test.tsv "$want_test"
+    codes=(ca da de en es fr it nb nl pl pt sv)
+    expect_balanced data/langid/train.tsv 3200 "${codes[@]}"
+    expect_balanced data/langid/test.tsv 800 "${codes[@]}"
     expect_no_leak data/langid/train.tsv data/langid/test.tsv
     bad=$(cat data/langid/train.tsv data/langid/test.tsv | grep -v '^#' | cut -f2 \
         | LC_ALL=C.UTF-8 grep -cvx '[[:lower:]]\+')
@@ -175,5 +180,146 @@ if [ -f data/fortunes/train.tsv ] && [ -f data/fortunes/test.tsv ]; then
 else
     skip "data/fortunes not built (run 'make data'; it needs the Debian packages)"
 fi
+
+# 4. generate mo, the .mo reader sentlang is built with, on catalogues written
+# here byte by byte (the GNU gettext format: magic, revision, count, offsets of
+# the msgid and msgstr tables of (length, offset) pairs; NUL after each string).
+mo_write() {  # file, byte order (le|be), then msgid msgstr pairs as printf %b strings
+    local file=$1 order=$2 i n off
+    shift 2
+    n=$(($# / 2))
+    local -a len=()
+    for ((i = 1; i <= $#; i++)); do len[i]=$(printf '%b' "${!i}" | wc -c); done
+    word() { if [ "$order" = le ]; then printf "\\x$(printf %02x $(($1 & 255)))\\x$(printf %02x $(($1 >> 8 & 255)))\\x$(printf %02x $(($1 >> 16 & 255)))\\x$(printf %02x $(($1 >> 24 & 255)))"
+             else printf "\\x$(printf %02x $(($1 >> 24 & 255)))\\x$(printf %02x $(($1 >> 16 & 255)))\\x$(printf %02x $(($1 >> 8 & 255)))\\x$(printf %02x $(($1 & 255)))"; fi; }
+    {
+        word $((0x950412de)); word 0; word "$n"; word 28; word $((28 + 8 * n)); word 0; word 0
+        off=$((28 + 16 * n))
+        for ((i = 1; i <= $#; i += 2)); do word "${len[i]}"; word "$off"; off=$((off + len[i] + 1)); done
+        for ((i = 2; i <= $#; i += 2)); do word "${len[i]}"; word "$off"; off=$((off + len[i] + 1)); done
+        for ((i = 1; i <= $#; i += 2)); do printf '%b\0' "${!i}"; done
+        for ((i = 2; i <= $#; i += 2)); do printf '%b\0' "${!i}"; done
+    } >"$file"
+}
+if [ -x build/generate ]; then
+    mo_write "$tmp/es.mo" le "" 'Content-Type: text/plain; charset=UTF-8\n' \
+        'Open file' 'Abrir archivo' \
+        'same' 'same' \
+        'one file\0%d files' 'un archivo\0%d archivos' \
+        'menu\004Quit' 'Quit' \
+        'Line one\nline two' 'L\xc3\xadnea uno\nl\xc3\xadnea dos' \
+        'empty' ''
+    mo_write "$tmp/be.mo" be "" 'charset=UTF-8' 'Close' 'Cerrar'
+    mo_write "$tmp/latin1.mo" le "" 'Content-Type: text/plain; charset=ISO-8859-1\n' 'Open' 'Abrir'
+    got=$(build/generate mo "$tmp/es.mo" "$tmp/be.mo" "$tmp/latin1.mo" 2>"$tmp/mo.err" | paste -sd'|')
+    want='Abrir archivo|un archivo|Línea uno línea dos|Cerrar'
+    [ "$got" = "$want" ] && pass "generate mo: translations only, first plural form, context and untranslated copies skipped, both byte orders" \
+        || fail "generate mo printed '$got', expected '$want'"
+    grep -q 'latin1.mo is not UTF-8; skipped' "$tmp/mo.err" && pass "generate mo: a catalogue not in UTF-8 is skipped with a note" \
+        || fail "generate mo: no note for the ISO-8859-1 catalogue: $(cat "$tmp/mo.err")"
+    head -c 40 "$tmp/es.mo" >"$tmp/short.mo"
+    printf 'not a catalogue at all' >"$tmp/bad.mo"
+    for f in short bad; do
+        if build/generate mo "$tmp/$f.mo" >/dev/null 2>"$tmp/$f.err"; then
+            fail "generate mo accepted the broken $f.mo"
+        else
+            grep -q "$f.mo" "$tmp/$f.err" && pass "generate mo: the broken $f.mo fails naming the file: $(cat "$tmp/$f.err")" \
+                || fail "generate mo: the error for $f.mo does not name it: $(cat "$tmp/$f.err")"
+        fi
+    done
+else
+    skip "build/generate not built (scripts/make-synthetic.sh failed above)"
+fi
+
+# 5. The further real sets (scripts/get-data-more.sh), when built. Their sizes
+# follow the package versions and apt's list, so the checks are of properties:
+# the first line names the set, the classes are the same on both sides, each
+# class's test share is 20% rounded (the split's rule), and what each builder
+# promises of its texts.
+expect_header() {  # name
+    local split
+    for split in train test; do
+        if head -n 1 "data/$1/$split.tsv" | grep -q "^# $1 $split: .*get-data-more.sh (stratified 80/20 split)\.$"; then
+            pass "data/$1/$split.tsv: the first line says what it is"
+        else
+            fail "data/$1/$split.tsv: first line '$(head -c 80 "data/$1/$split.tsv")...' is not its comment"
+        fi
+    done
+}
+expect_stratified() {  # name, fewest examples a class may have
+    local bad
+    label_counts "data/$1/train.tsv" >"$tmp/$1.train" || fail "data/$1/train.tsv is malformed: $(head -n 3 "$tmp/$1.train")"
+    label_counts "data/$1/test.tsv" >"$tmp/$1.test" || fail "data/$1/test.tsv is malformed: $(head -n 3 "$tmp/$1.test")"
+    bad=$(awk -v min="$2" 'NR == FNR { tr[$1] = $2; next } { te[$1] = $2 }
+        END {
+            for (k in tr) if (!(k in te)) { print "  " k ": no test example"; c++ }
+            for (k in te) {
+                n = tr[k] + te[k]
+                if (int((n * 20 + 50) / 100) != te[k]) { print "  " k ": " te[k] " of " n " in test"; c++ }
+                if (n < min) { print "  " k ": " n " examples"; c++ }
+            }
+            print c + 0
+        }' "$tmp/$1.train" "$tmp/$1.test")
+    if [ "$(tail -n 1 <<<"$bad")" -eq 0 ]; then
+        pass "$1: $(wc -l <"$tmp/$1.test") classes, each with $2 or more examples, 20% of each in test"
+    else
+        fail "$1: the split is not stratified 80/20 with $2 or more a class:"$'\n'"$(sed '$d' <<<"$bad")"
+    fi
+}
+# Lines (both files) whose text the awk condition flags; prints their number.
+count_texts() {  # name, awk condition on $2 (text) and n (its number of words)
+    cat "data/$1/train.tsv" "data/$1/test.tsv" | awk -F'\t' "/^#/ { next } { n = split(\$2, w, \" \") } $2 { c++ } END { print c + 0 }"
+}
+expect_none() {  # name, awk condition, what the flagged lines would be
+    local n
+    n=$(count_texts "$1" "$2")
+    [ "$n" -eq 0 ] && pass "$1: no $3" || fail "$1: $n $3"
+}
+more_sets=(debdesc manpara mannames sentlang)
+for name in "${more_sets[@]}"; do
+    if [ ! -f "data/$name/train.tsv" ] || [ ! -f "data/$name/test.tsv" ]; then
+        skip "data/$name not built (run 'make data'; it needs the Debian packages)"
+        continue
+    fi
+    expect_header "$name"
+    expect_no_leak "data/$name/train.tsv" "data/$name/test.tsv"
+    case $name in
+    debdesc)
+        expect_stratified debdesc 40
+        k=$(wc -l <"$tmp/debdesc.test")
+        [ "$k" -ge 30 ] && pass "debdesc: $k sections" || fail "debdesc: only $k sections, expected 30 or more"
+        # imbalanced as the archive is: the largest section at least 10 times the smallest
+        awk 'NR == FNR { n[$1] = $2; next } { n[$1] += $2 } END { for (k in n) { if (!hi || n[k] > hi) hi = n[k]; if (!lo || n[k] < lo) lo = n[k] }
+             exit !(hi >= 10 * lo) }' "$tmp/debdesc.train" "$tmp/debdesc.test" \
+            && pass "debdesc: imbalanced (largest section 10 times the smallest or more)" || fail "debdesc: the sections are not imbalanced"
+        expect_none debdesc 'n > 40' "descriptions of more than 40 words (not one-line descriptions)"
+        ;;
+    manpara)
+        expect_stratified manpara 100
+        expect_counts_labels=$(cut -d' ' -f1 "$tmp/manpara.test" | paste -sd' ')
+        [ "$expect_counts_labels" = "2 3 4 5 7" ] && pass "manpara: sections 2 3 4 5 7" \
+            || fail "manpara: sections '$expect_counts_labels', expected '2 3 4 5 7'"
+        expect_none manpara 'n < 50 || n > 300' "paragraphs outside 50 to 300 words"
+        # the page's own section must not show: references lose their numbers
+        expect_none manpara '$2 ~ /[A-Za-z_]\([1-8][a-z]*\)/' "references with a section number (like fork(2))"
+        expect_none manpara '$2 ~ /\\f[BIRP]/' "font escapes left over"
+        ;;
+    mannames)
+        expect_stratified mannames 25
+        bad=$(awk '$1 !~ /^[1-8]$/' "$tmp/mannames.train" | wc -l)
+        [ "$bad" -eq 0 ] && pass "mannames: every label is a section 1 to 8" || fail "mannames: $bad labels are not sections 1 to 8"
+        expect_none mannames '$2 ~ /\([1-8][a-z]*\)/' "references with a section number"
+        expect_none mannames 'n > 60' "NAME descriptions of more than 60 words"
+        ;;
+    sentlang)
+        codes=(ca cs da es gl it nb pl pt ro sk sv)
+        expect_balanced data/sentlang/train.tsv 960 "${codes[@]}"
+        expect_balanced data/sentlang/test.tsv 240 "${codes[@]}"
+        expect_none sentlang 'n < 4 || n > 40' "messages outside 4 to 40 words"
+        # (a literal "%", as in Danish "%-udvide" from "%%-udvide", may stay)
+        expect_none sentlang '$2 ~ /%([0-9]+[$])?[-+#0-9.]*l*[sdiuxfgc]([^A-Za-z]|$)/' "printf directives (%s, %1\$d) left over"
+        ;;
+    esac
+done
 
 finish test_datasets
