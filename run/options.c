@@ -14,9 +14,10 @@
 
 const OptionSpec OPTION_TABLE[] = {
     /* name, kind, field, default, min, max, choices, help, recorded */
-    {"epochs", OPT_INT, OFF(epochs), "auto", 1, 1e6, NULL,
-     "training epochs (the total when resuming); auto: about 1200 steps' worth, at least 2 and at most 40 "
-     "(run.json records the number chosen)", 1},
+    {"epochs", OPT_INT, OFF(epochs), "30", 1, 1e6, "auto",
+     "training epochs (the total when resuming); auto: about 1200 steps' worth, at least 2 and at most 40, "
+     "faster on large sets but short of 30 epochs' accuracy on some (docs/USAGE.md; run.json records the number "
+     "chosen)", 1},
     {"batch-size", OPT_INT, OFF(batch_size), "32", 1, 65536, NULL, "examples per step", 1},
     {"accum-steps", OPT_INT, OFF(accum_steps), "1", 1, 65536, NULL,
      "gradient accumulation: a step's examples go through in micro-batches of batch-size / (this x MPI ranks), "
@@ -128,13 +129,19 @@ static int choice_valid(const char *choices, const char *value) {
     return 0;
 }
 
+/* An int option that takes "auto" (kept as 0): its default is auto, or its
+ * choices name it. */
+static int takes_auto(const OptionSpec *s) {
+    return strcmp(s->default_value, "auto") == 0 || (s->choices && strcmp(s->choices, "auto") == 0);
+}
+
 int options_set(Options *o, const OptionSpec *s, const char *value, char *err, size_t errlen) {
     char *end;
     errno = 0;
     switch (s->kind) {
     case OPT_INT:
     case OPT_LONG: {
-        if (s->kind == OPT_INT && strcmp(s->default_value, "auto") == 0 && strcmp(value, "auto") == 0) {
+        if (s->kind == OPT_INT && takes_auto(s) && strcmp(value, "auto") == 0) {
             *(int *)field(o, s) = 0;   /* an option whose default is auto takes it back as 0 */
             return 0;
         }
@@ -292,7 +299,7 @@ int options_parse(Options *o, int argc, char **argv, int first, char *err, size_
 void options_format(const Options *o, const OptionSpec *s, char *buf, size_t len) {
     switch (s->kind) {
     case OPT_INT:
-        if (*(const int *)cfield(o, s) == 0 && strcmp(s->default_value, "auto") == 0) snprintf(buf, len, "auto");
+        if (*(const int *)cfield(o, s) == 0 && takes_auto(s)) snprintf(buf, len, "auto");
         else snprintf(buf, len, "%d", *(const int *)cfield(o, s));
         break;
     case OPT_LONG: snprintf(buf, len, "%lld", *(const long long *)cfield(o, s)); break;
@@ -417,13 +424,13 @@ const char *options_suggest(const char *name) {
 void options_help_line(FILE *out, const OptionSpec *s) {
     char left[64];
     const char *meta = s->kind == OPT_FLAG ? "" : s->kind == OPT_CHOICE ? s->choices
-                     : s->kind == OPT_STRING ? "PATH" : s->kind == OPT_DOUBLE ? "X" : "N";
+                     : s->kind == OPT_STRING ? "PATH" : s->kind == OPT_DOUBLE ? "X" : takes_auto(s) ? "N|auto" : "N";
     if (strstr(s->name, "-column")) meta = "NAME|N";
     if (strcmp(s->name, "label") == 0) meta = "LABEL";   /* the strings that are not paths */
     if (strcmp(s->name, "probe") == 0) meta = "TEXT";
     snprintf(left, sizeof left, "--%s %s", s->name, meta);
     const char *def = s->default_value;
-    if (s->kind == OPT_FLAG) def = "off";
+    if (s->kind == OPT_FLAG) def = strcmp(def, "1") == 0 ? "on" : "off";
     else if (!*def) def = "none";
     fprintf(out, "  %-34s %s [%s]\n", left, s->help, def);
 }

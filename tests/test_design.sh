@@ -78,7 +78,7 @@ plant() {   # plant NAME PATTERN SED-SCRIPT: the copy's problems must match PATT
     else fail "$1 is not caught (problems found: $(head -c 300 "$tmp/planted.txt"))"; fi
 }
 plant "a missing file" 'text/no_such_file\.c does not exist' '0,/`text\/split\.c`/s//`text\/no_such_file.c`/'
-plant "an unknown option" '--no-such-option is in no --help' '0,/`--batch-size 32`/s//`--no-such-option 32`/'
+plant "an unknown option" '--no-such-option is in no --help' '0,/`--epochs 30`/s//`--no-such-option 30`/'
 plant "a planned option that exists" '--epochs is listed as planned' 's/^Planned options:/& `--epochs`,/'
 plant "a glob that matches nothing" 'no file matches nn/\*\.zz' '0,/`nn\/matmul\.h`/s//`nn\/*.zz`/'
 plant "a section naming no file" 'section §9 names no file' '/^## §9/,$s/`[^`]*\/[^`]*`/`x`/g; /^## §9/,$s/`Makefile`/`x`/g'
