@@ -93,6 +93,11 @@ const OptionSpec OPTION_TABLE[] = {
      "(repeatable; default: up to 4 validation examples, one per class)", 0},
     {"probe-file", OPT_STRING, OFF(probe_file), "", 0, 0, NULL,
      "probe texts, one a line, or label<TAB>text lines (then the loss for the label is recorded too)", 0},
+    {"autotune", OPT_STRING, OFF(autotune), "", 0, 0, NULL,
+     "search the options that matter for this long (600, 90s, 10m, 1h), judged on the validation split: trials in "
+     "RUN/trials, each recorded in RUN/trials.jsonl; the best becomes the run (docs/USAGE.md)", 1},
+    {"autotune-trials", OPT_INT, OFF(autotune_trials), "0", 0, 999, NULL,
+     "--autotune: at most this many trials (0: as many as the time allows); a fixed count repeats exactly", 1},
     {"no-probes", OPT_FLAG, OFF(no_probes), "0", 0, 1, NULL, "record no probes (see --probe)", 0},
 };
 const int OPTION_COUNT = (int)(sizeof OPTION_TABLE / sizeof OPTION_TABLE[0]);
@@ -168,6 +173,10 @@ int options_set(Options *o, const OptionSpec *s, const char *value, char *err, s
         /* fall through */
     case OPT_STRING: {
         char *old = *(char **)field(o, s);
+        double seconds;
+        if (s->offset == OFF(autotune) && *value && options_duration(value, &seconds) != 0)
+            return fail(err, errlen, ERR_INPUT, "--autotune: '%s' is not a duration; give seconds (600) or a number "
+                        "with s, m or h (90s, 10m, 1h), above 0", value);
         if (s->offset == OFF(probe_texts) && strchr(value, '\n'))
             return fail(err, errlen, ERR_INPUT, "--probe: a probe text is one line (several texts: --probe once for each)");
         if (s->offset == OFF(probe_texts) && old && *old) {   /* --probe again: one more text, a line of its own */
@@ -202,6 +211,17 @@ int options_set(Options *o, const OptionSpec *s, const char *value, char *err, s
     }
     }
     return ERR_INPUT;
+}
+
+int options_duration(const char *text, double *seconds) {
+    char *end;
+    errno = 0;
+    double v = strtod(text, &end);
+    double unit = *end == 's' ? 1 : *end == 'm' ? 60 : *end == 'h' ? 3600 : *end ? 0 : 1;
+    if (end == text || unit == 0 || (*end && end[1]) || errno || !isfinite(v) || !(v > 0) || v * unit > 1e9)
+        return -1;
+    *seconds = v * unit;
+    return 0;
 }
 
 void options_defaults(Options *o) {
@@ -414,6 +434,7 @@ void options_help_line(FILE *out, const OptionSpec *s) {
     if (strstr(s->name, "-column")) meta = "NAME|N";
     if (strcmp(s->name, "label") == 0) meta = "LABEL";   /* the strings that are not paths */
     if (strcmp(s->name, "probe") == 0) meta = "TEXT";
+    if (strcmp(s->name, "autotune") == 0) meta = "DURATION";
     snprintf(left, sizeof left, "--%s %s", s->name, meta);
     const char *def = s->default_value;
     if (s->kind == OPT_FLAG) def = "off";

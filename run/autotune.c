@@ -1,0 +1,834 @@
+/* autotune.c: --autotune DURATION (see autotune.h): the search space, each
+ * trial's plan and its run with rungs, the record (RUN/autotune.json, the
+ * plan; RUN/trials.jsonl, the trials), the clock's cut, and the winner
+ * trained again as the run itself. */
+#include "run/autotune.h"
+
+#include <fcntl.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "base/errors.h"
+#include "base/fileio.h"
+#include "base/rng.h"
+#include "formats/json.h"
+#include "report/metrics_csv.h"
+#include "run/fit.h"
+#include "run/record.h"
+#include "run/rundir.h"
+#include "run/signals.h"
+
+#define SITE_AUTOTUNE 0x4155544F54554E45ull   /* "AUTOTUNE": the rng site of the trials' draws, used by nothing else */
+#define MAX_TRIALS 999
+#define ETA 3          /* a rung lets the best third of the trials that reached it go on */
+#define MAX_RUNGS 16
+#define MAX_FAILED 3   /* trials failing in a row end the search */
+#define VALUE_LEN 24
+#define TRIALS_FILE "trials.jsonl"
+
+/* An option searched and the values it may take; epochs' are fractions of
+ * the first trial's (the options as given). */
+typedef struct {
+    const char *name;
+    int n;
+    const char *values[5];
+} Axis;
+
+enum { AXIS_TOKENIZER, AXIS_VOCAB, AXIS_D_MODEL, AXIS_LAYERS, AXIS_LR, AXIS_WD, AXIS_DROPOUT, AXIS_EPOCHS,
+       AXIS_MAX_LEN, N_AXES };
+
+static const Axis AXES[N_AXES] = {
+    {"tokenizer", 3, {"bpe", "word", "char"}},
+    {"vocab-size", 4, {"1000", "2000", "4000", "8000"}},
+    {"d-model", 4, {"32", "64", "96", "128"}},
+    {"layers", 4, {"1", "2", "3", "4"}},
+    {"lr", 5, {"0.001", "0.002", "0.003", "0.005", "0.008"}},
+    {"weight-decay", 5, {"0", "0.01", "0.05", "0.1", "0.3"}},
+    {"dropout", 4, {"0", "0.1", "0.2", "0.3"}},
+    {"epochs", 4, {"1/3", "1/2", "1/1", "3/2"}},
+    {"max-len", 4, {"auto", "32", "64", "128"}},
+};
+
+typedef struct {
+    int n;                          /* the trial's number, from 1 */
+    char value[N_AXES][VALUE_LEN];  /* the searched options' values */
+    int epochs, epochs_run;
+    int stopped_at;                 /* the rung epoch it was stopped at; 0: it ended by itself */
+    int failed;                     /* 1: it ended in an error */
+    double val_loss, val_acc;       /* of the weights it ended with (stopped early: its last epoch's) */
+    double *curve;                  /* (epochs_run) validation loss at each epoch's end, as metrics.csv has it */
+    double seconds;
+} Trial;
+
+typedef struct {
+    const DistContext *dist;
+    const char *dir;
+    Options base;          /* the options as given, paths absolute */
+    char *data_path;
+    double budget;         /* seconds */
+    Trial *trials;         /* the trials that ended, in order */
+    int n_trials;
+    int winner;            /* the chosen trial's number; 0 while searching */
+    int resumed;           /* 1: a resumed autotune, whose next trial and final run may continue from a state */
+    double clock0, before; /* this process's start; the recorded trials' seconds */
+} Search;
+
+static double now_seconds(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* A number as metrics.csv writes it (%.6f), so that a decision made from a
+ * resumed run's files is the one made from the numbers in memory. */
+static double six(double x) {
+    char text[64];
+    snprintf(text, sizeof text, "%.6f", x);
+    return strtod(text, NULL);
+}
+
+/* ------------------------------------------------------------ options */
+
+/* dst: a copy of src owning its strings (no positional arguments). */
+static int options_clone(Options *dst, const Options *src) {
+    *dst = *src;
+    dst->args = NULL;
+    dst->n_args = 0;
+    int ok = 1;
+    for (int i = 0; i < OPTION_COUNT; i++) {
+        const OptionSpec *spec = &OPTION_TABLE[i];
+        if (spec->kind != OPT_STRING && spec->kind != OPT_CHOICE) continue;
+        char **text = (char **)((char *)dst + spec->offset);
+        char *copy = *text ? strdup(*text) : NULL;
+        if (*text && !copy) ok = 0;
+        *text = copy;
+    }
+    return ok ? 0 : -1;
+}
+
+static int set_option(Options *o, const char *name, const char *value) {
+    char err[256];
+    return options_set(o, options_find(name), value, err, sizeof err);
+}
+
+/* 1 when the search draws the axis: not given by the user, nor taken from --init's run. */
+static int searched(const Search *s, int axis) {
+    int from_init = s->base.init_dir && *s->base.init_dir && axis != AXIS_LR && axis != AXIS_WD &&
+                    axis != AXIS_DROPOUT && axis != AXIS_EPOCHS;
+    return !options_given(&s->base, AXES[axis].name) && !from_init;
+}
+
+/* The axis's k-th value as options_set takes it. */
+static void axis_value(const Search *s, int axis, int k, char out[VALUE_LEN]) {
+    int num, den;
+    if (axis == AXIS_EPOCHS && sscanf(AXES[axis].values[k], "%d/%d", &num, &den) == 2) {
+        long e = (long)s->base.epochs * num / den;
+        snprintf(out, VALUE_LEN, "%ld", e < 1 ? 1 : e);
+    } else {
+        snprintf(out, VALUE_LEN, "%s", AXES[axis].values[k]);
+    }
+}
+
+/* A trial's options: the given ones with the trial's values; the final run
+ * (final) keeps --test, --autotune and the probes, a trial has none of them. */
+static int trial_options(const Search *s, char value[N_AXES][VALUE_LEN], int final, Options *o) {
+    if (options_clone(o, &s->base) != 0) return -1;
+    int rc = 0;
+    for (int a = 0; a < N_AXES; a++) rc |= set_option(o, AXES[a].name, value[a]);
+    /* a width drawn keeps the feed-forward's ratio to it */
+    if (o->d_model != s->base.d_model && !options_given(&s->base, "d-ff"))
+        o->d_ff = (int)((long)s->base.d_ff * o->d_model / s->base.d_model);
+    if (!final) {
+        rc |= set_option(o, "test", "") | set_option(o, "autotune", "");
+        o->autotune_trials = 0;
+        o->no_probes = 1;
+    }
+    rc |= set_option(o, "out", "") | set_option(o, "resume", "");
+    o->stop_after = 0;
+    o->overwrite = 0;
+    return rc;
+}
+
+/* 1 when the values make a model the options allow (heads dividing the width, say). */
+static int trial_valid(const Search *s, char value[N_AXES][VALUE_LEN]) {
+    Options o;
+    ModelConfig cfg;
+    char err[256];
+    int ok = trial_options(s, value, 0, &o) == 0 &&
+             options_model_config(&o, 64, 2, o.max_len > 0 ? o.max_len : 64, &cfg, err, sizeof err) == EXIT_OK;
+    options_free(&o);
+    return ok;
+}
+
+/* The trial chosen so far: of those that ran all their epochs, the highest
+ * validation accuracy, then the lowest validation loss, then the first. */
+static const Trial *best_trial(const Search *s) {
+    const Trial *best = NULL;
+    for (int i = 0; i < s->n_trials; i++) {
+        const Trial *t = &s->trials[i];
+        if (t->stopped_at || t->failed) continue;
+        if (!best || t->val_acc > best->val_acc || (t->val_acc == best->val_acc && t->val_loss < best->val_loss))
+            best = t;
+    }
+    return best;
+}
+
+static int searched_axes(const Search *s, int axes[N_AXES]) {
+    int n = 0;
+    for (int a = 0; a < N_AXES; a++)
+        if (searched(s, a)) axes[n++] = a;
+    return n;
+}
+
+/* Trial n's values, drawn from (seed, n): trial 1 the options as given; an
+ * even trial every searched option drawn anew; an odd one the best trial so
+ * far with two of them drawn anew. A draw that repeats an earlier trial or
+ * makes no valid model is drawn again. 0 when none new is found. */
+static int plan_trial(const Search *s, int n, Trial *t) {
+    memset(t, 0, sizeof *t);
+    t->n = n;
+    for (int a = 0; a < N_AXES; a++) options_format(&s->base, options_find(AXES[a].name), t->value[a], VALUE_LEN);
+    if (n == 1) return 1;
+    int axes[N_AXES], n_axes = searched_axes(s, axes);
+    const Trial *best = best_trial(s);
+    if (n_axes == 0) return 0;
+    for (int attempt = 0; attempt < 100; attempt++) {
+        uint64_t stream = rng_stream((uint64_t)s->base.seed, (uint64_t)n * 128 + attempt, SITE_AUTOTUNE);
+        char value[N_AXES][VALUE_LEN];
+        memcpy(value, n % 2 && best ? best->value : s->trials[0].value, sizeof value);
+        int redraw[N_AXES] = {0};
+        if (n % 2 && best) {
+            redraw[axes[rng_bits_at(stream, 0) % n_axes]] = 1;
+            redraw[axes[rng_bits_at(stream, 1) % n_axes]] = 1;
+        } else {
+            for (int i = 0; i < n_axes; i++) redraw[axes[i]] = 1;
+        }
+        for (int a = 0; a < N_AXES; a++)
+            if (redraw[a]) axis_value(s, a, (int)(rng_bits_at(stream, 16 + a) % AXES[a].n), value[a]);
+        int seen = 0;
+        for (int i = 0; i < s->n_trials && !seen; i++) seen = memcmp(value, s->trials[i].value, sizeof value) == 0;
+        if (!seen && trial_valid(s, value)) {
+            memcpy(t->value, value, sizeof value);
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* ------------------------------------------------------------ the record */
+
+/* RUN/autotune.json: the data and every option as given (paths absolute),
+ * and which were given, so that --resume plans the same trials. */
+static int write_plan(const Search *s, char *err, size_t errlen) {
+    if (s->dist->rank != 0) return EXIT_OK;
+    JsonBuf b = {0};
+    int rc = jsonbuf_puts(&b, "{\n  \"data\": ") | jsonbuf_string(&b, s->data_path) | jsonbuf_puts(&b, ",\n  \"given\": [");
+    for (int i = 0, first = 1; i < OPTION_COUNT; i++) {
+        if (!options_given(&s->base, OPTION_TABLE[i].name)) continue;
+        rc |= jsonbuf_puts(&b, first ? "" : ", ") | jsonbuf_string(&b, OPTION_TABLE[i].name);
+        first = 0;
+    }
+    rc |= jsonbuf_puts(&b, "],\n  \"options\": {");
+    for (int i = 0; i < OPTION_COUNT; i++) {
+        char value[4096];
+        options_format(&s->base, &OPTION_TABLE[i], value, sizeof value);
+        rc |= jsonbuf_puts(&b, i ? ",\n    " : "\n    ") | jsonbuf_string(&b, OPTION_TABLE[i].name) |
+              jsonbuf_puts(&b, ": ") | jsonbuf_string(&b, value);
+    }
+    rc |= jsonbuf_puts(&b, "\n  }\n}\n");
+    char path[4096];
+    rundir_path(path, sizeof path, s->dir, AUTOTUNE_PLAN);
+    if (rc == 0 && atomic_write(path, b.data, b.len, err, errlen) != 0) rc = -1;
+    else if (rc != 0) set_error(err, errlen, "out of memory");
+    jsonbuf_free(&b);
+    return rc == 0 ? EXIT_OK : ERR_RUNTIME;
+}
+
+/* Options a resume takes from its own command line, not from the plan. */
+static int taken_on_resume(const char *name) {
+    static const char *const NAMES[] = {"out", "resume", "overwrite", "threads", "quiet", "stop-after"};
+    for (size_t i = 0; i < sizeof NAMES / sizeof *NAMES; i++)
+        if (strcmp(name, NAMES[i]) == 0) return 1;
+    return 0;
+}
+
+static int read_plan(Search *s, char *err, size_t errlen) {
+    char path[4096];
+    rundir_path(path, sizeof path, s->dir, AUTOTUNE_PLAN);
+    size_t len;
+    char *text = (char *)read_file(path, &len, err, errlen);
+    if (!text) return ERR_INPUT;
+    JsonValue *root = json_parse(text, len, err, errlen);
+    free(text);
+    const JsonValue *data = root ? json_get(root, "data") : NULL, *given = root ? json_get(root, "given") : NULL;
+    const JsonValue *opts = root ? json_get(root, "options") : NULL;
+    int rc = root && data && data->type == JSON_STRING && given && given->type == JSON_ARRAY && opts &&
+             opts->type == JSON_OBJECT ? EXIT_OK : ERR_INPUT;
+    if (rc == EXIT_OK && !(s->data_path = strdup(data->string))) rc = ERR_RUNTIME;
+    for (int i = 0; rc == EXIT_OK && i < opts->count; i++) {
+        const OptionSpec *spec = options_find(opts->keys[i]);
+        const JsonValue *v = &opts->items[i];
+        if (!spec || v->type != JSON_STRING) rc = ERR_INPUT;
+        else if (taken_on_resume(spec->name) || (spec->kind == OPT_STRING && !*v->string)) continue;
+        else if (strcmp(spec->name, "probe") != 0) rc = options_set(&s->base, spec, v->string, err, errlen);
+        else   /* --probe's texts, one a line, each set as given */
+            for (char *line = v->string, *next; rc == EXIT_OK && line; line = next) {
+                next = strchr(line, '\n');
+                if (next) *next++ = '\0';
+                rc = options_set(&s->base, spec, line, err, errlen);
+            }
+    }
+    for (int i = 0; rc == EXIT_OK && i < given->count; i++) {
+        const OptionSpec *spec = given->items[i].type == JSON_STRING ? options_find(given->items[i].string) : NULL;
+        if (spec) s->base.given |= 1ull << (spec - OPTION_TABLE);
+    }
+    json_free(root);
+    if (rc == ERR_INPUT) return fail(err, errlen, ERR_INPUT, "%s is not an autotune's plan as this program writes it",
+                                     path);
+    return rc;
+}
+
+static int json_number(const JsonValue *o, const char *key, double *out) {
+    const JsonValue *v = json_get(o, key);
+    if (!v || v->type != JSON_NUMBER) return -1;
+    *out = v->number;
+    return 0;
+}
+
+static int trial_to_json(JsonBuf *b, const Trial *t) {
+    int rc = jsonbuf_printf(b, "{\"trial\": %d, \"options\": {", t->n);
+    for (int a = 0; a < N_AXES; a++)
+        rc |= jsonbuf_puts(b, a ? ", " : "") | jsonbuf_string(b, AXES[a].name) | jsonbuf_puts(b, ": ") |
+              jsonbuf_string(b, t->value[a]);
+    rc |= jsonbuf_printf(b, "}, \"epochs\": %d, \"epochs_run\": %d, \"stopped_early\": %s, \"failed\": %s, "
+                         "\"val_loss\": %.6f, \"val_acc\": %.6f, \"val_losses\": [", t->epochs, t->epochs_run,
+                         t->stopped_at ? "true" : "false", t->failed ? "true" : "false", t->val_loss, t->val_acc);
+    for (int e = 0; e < t->epochs_run; e++) rc |= jsonbuf_printf(b, "%s%.6f", e ? ", " : "", t->curve[e]);
+    return rc | jsonbuf_printf(b, "], \"seconds\": %.2f}\n", t->seconds);
+}
+
+/* RUN/trials.jsonl, whole and atomically: one line per trial that ended,
+ * then, once chosen, the winner's. */
+static int write_trials(const Search *s, char *err, size_t errlen) {
+    if (s->dist->rank != 0) return EXIT_OK;
+    JsonBuf b = {0};
+    int rc = jsonbuf_puts(&b, "");
+    for (int i = 0; i < s->n_trials; i++) rc |= trial_to_json(&b, &s->trials[i]);
+    const Trial *w = s->winner ? &s->trials[s->winner - 1] : NULL;
+    if (w)
+        rc |= jsonbuf_printf(&b, "{\"winner\": %d, \"trials\": %d, \"val_loss\": %.6f, \"val_acc\": %.6f}\n", w->n,
+                             s->n_trials, w->val_loss, w->val_acc);
+    char path[4096];
+    rundir_path(path, sizeof path, s->dir, TRIALS_FILE);
+    if (rc == 0 && atomic_write(path, b.data, b.len, err, errlen) != 0) rc = -1;
+    else if (rc != 0) set_error(err, errlen, "out of memory");
+    jsonbuf_free(&b);
+    return rc == 0 ? EXIT_OK : ERR_RUNTIME;
+}
+
+static int trial_from_json(const JsonValue *o, Trial *t) {
+    memset(t, 0, sizeof *t);
+    double n, epochs, run, seconds;
+    const JsonValue *opts = json_get(o, "options"), *curve = json_get(o, "val_losses");
+    const JsonValue *stopped = json_get(o, "stopped_early"), *failed = json_get(o, "failed");
+    if (json_number(o, "trial", &n) || json_number(o, "epochs", &epochs) || json_number(o, "epochs_run", &run) ||
+        json_number(o, "val_loss", &t->val_loss) || json_number(o, "val_acc", &t->val_acc) ||
+        json_number(o, "seconds", &seconds) || !opts || opts->type != JSON_OBJECT || !curve ||
+        curve->type != JSON_ARRAY || curve->count != (int)run || !stopped || stopped->type != JSON_BOOL || !failed ||
+        failed->type != JSON_BOOL)
+        return -1;
+    t->n = (int)n;
+    t->epochs = (int)epochs;
+    t->epochs_run = (int)run;
+    t->stopped_at = stopped->boolean ? t->epochs_run : 0;
+    t->failed = failed->boolean;
+    t->seconds = seconds;
+    for (int a = 0; a < N_AXES; a++) {
+        const JsonValue *v = json_get(opts, AXES[a].name);
+        if (!v || v->type != JSON_STRING) return -1;
+        snprintf(t->value[a], VALUE_LEN, "%s", v->string);
+    }
+    if (run > 0 && !(t->curve = malloc(sizeof(double) * (size_t)run))) return -1;
+    for (int e = 0; e < t->epochs_run; e++) {
+        if (curve->items[e].type != JSON_NUMBER) return -1;
+        t->curve[e] = curve->items[e].number;
+    }
+    return 0;
+}
+
+/* The trials that ended, and the winner if chosen, from RUN/trials.jsonl (none yet: no file). */
+static int read_trials(Search *s, char *err, size_t errlen) {
+    char path[4096];
+    rundir_path(path, sizeof path, s->dir, TRIALS_FILE);
+    if (access(path, F_OK) != 0) return EXIT_OK;
+    size_t len;
+    char *text = (char *)read_file(path, &len, err, errlen);
+    if (!text) return ERR_INPUT;
+    int rc = EXIT_OK, line_no = 0;
+    for (char *line = text, *next; rc == EXIT_OK && line && *line; line = next) {
+        next = strchr(line, '\n');
+        if (next) *next++ = '\0';
+        line_no++;
+        char why[256];
+        JsonValue *o = json_parse(line, strlen(line), why, sizeof why);
+        double winner;
+        if (o && json_get(o, "winner") && json_number(o, "winner", &winner) == 0) {
+            s->winner = (int)winner;
+        } else if (o && s->n_trials < MAX_TRIALS) {
+            Trial *t = &s->trials[s->n_trials];
+            if (trial_from_json(o, t) != 0 || t->n != s->n_trials + 1) rc = ERR_INPUT;
+            else s->n_trials++;
+        } else {
+            rc = ERR_INPUT;
+        }
+        json_free(o);
+    }
+    free(text);
+    if (rc == EXIT_OK && (s->winner < 0 || s->winner > s->n_trials)) rc = ERR_INPUT;
+    if (rc != EXIT_OK)
+        return fail(err, errlen, ERR_INPUT, "%s:%d: not a trial's line as this program writes it; the autotune "
+                    "cannot go on from it (start it again with --overwrite)", path, line_no);
+    for (int i = 0; i < s->n_trials; i++) s->before += s->trials[i].seconds;
+    return EXIT_OK;
+}
+
+/* ------------------------------------------------------------ a trial */
+
+/* The rung epochs of a trial of `epochs` epochs: u, 3u, 9u, ... below
+ * epochs, u a ninth of the first trial's epochs (at least 1). */
+static int rungs(const Search *s, int epochs, int rung[MAX_RUNGS]) {
+    int n = 0;
+    for (long r = s->base.epochs / 9 > 1 ? s->base.epochs / 9 : 1; r < epochs && n < MAX_RUNGS; r *= ETA)
+        rung[n++] = (int)r;
+    return n;
+}
+
+/* Clearly worse at rung epoch r: of the trials that reached r (this one
+ * among them, at least ETA of them), outside the best third by validation loss there. */
+static int clearly_worse(const Search *s, double loss, int r) {
+    int count = 1, better = 0;
+    for (int i = 0; i < s->n_trials; i++) {
+        const Trial *t = &s->trials[i];
+        if (t->epochs_run < r) continue;
+        count++;
+        better += t->curve[r - 1] < loss;
+    }
+    return count >= ETA && better >= (count + ETA - 1) / ETA;
+}
+
+/* The validation losses and accuracies a trial's metrics.csv holds (0
+ * epochs without a saved state). */
+static int read_history(const char *dir, double **loss, double **acc) {
+    char path[4096];
+    rundir_path(path, sizeof path, dir, "metrics.csv");
+    EpochRecord *h = NULL;
+    int has_val = 0, n = 0;
+    char err[256];
+    if (rundir_holds(dir, "state.safetensors")) n = metrics_csv_read(path, &h, &has_val, err, sizeof err);
+    if (n < 0) n = 0;
+    *loss = malloc(sizeof(double) * (size_t)(n + 1));
+    *acc = malloc(sizeof(double) * (size_t)(n + 1));
+    for (int e = 0; e < n && *loss && *acc; e++) {
+        (*loss)[e] = h[e].val_loss;
+        (*acc)[e] = h[e].val_acc;
+    }
+    free(h);
+    return *loss && *acc ? n : -1;
+}
+
+/* The command line of a trial's options (what run.json shows): ./train
+ * DATA and each recorded option that is not its default. */
+static char **trial_argv(const Options *o, const char *data_path, int *argc) {
+    Options d;
+    options_defaults(&d);
+    char **argv = calloc((size_t)OPTION_COUNT * 2 + 3, sizeof *argv);
+    int n = 0, ok = argv != NULL;
+    if (ok) {
+        argv[n++] = strdup("./train");
+        argv[n++] = strdup(data_path);
+    }
+    for (int i = 0; ok && i < OPTION_COUNT; i++) {
+        const OptionSpec *spec = &OPTION_TABLE[i];
+        char value[4096], fallback[4096];
+        options_format(o, spec, value, sizeof value);
+        options_format(&d, spec, fallback, sizeof fallback);
+        if (!spec->recorded || strcmp(value, fallback) == 0) continue;
+        char name[80];
+        snprintf(name, sizeof name, "--%s", spec->name);
+        argv[n++] = strdup(name);
+        argv[n++] = strdup(value);
+    }
+    options_free(&d);
+    for (int i = 0; ok && i < n; i++) ok = argv[i] != NULL;
+    *argc = n;
+    return argv;
+}
+
+/* fit with the options' command line as run.json's command (a trial's
+ * own; for the run itself the winner's, whichever process trains it). */
+static int fit_as_command(const Search *s, const Options *o, const char *dir, int resume, FitSummary *sum, char *err,
+                          size_t errlen) {
+    int argc;
+    char **argv = trial_argv(o, s->data_path, &argc);
+    if (sum) memset(sum, 0, sizeof *sum);
+    int rc = argv ? fit(s->dist, o, s->data_path, dir, resume, argc, argv, sum, err, errlen)
+                  : fail(err, errlen, ERR_RUNTIME, "out of memory");
+    for (int i = 0; argv && i < argc; i++) free(argv[i]);
+    free(argv);
+    return rc;
+}
+
+/* One fit of a trial into its directory: a new run, or its state continued;
+ * rank 0's output goes to the trial's train.log. */
+static int trial_fit(const Search *s, const Options *o, const char *dir, int resume, FitSummary *sum, char *err,
+                     size_t errlen) {
+    RunDirPolicy policy = {resume ? RUNDIR_RESUME : RUNDIR_OVERWRITE, 0, NULL, NULL};
+    RunDir rd;
+    int rc = rundir_claim(&rd, s->dist, dir, &policy, err, errlen);
+    if (rc != EXIT_OK) return rc;
+    int saved = -1;
+    if (s->dist->rank == 0) {
+        char path[4200];
+        rundir_path(path, sizeof path, dir, "train.log");
+        fflush(stdout);
+        int fd = open(path, O_WRONLY | O_CREAT | O_APPEND, 0644);
+        if (fd >= 0 && (saved = dup(STDOUT_FILENO)) >= 0) dup2(fd, STDOUT_FILENO);
+        if (fd >= 0) close(fd);
+    }
+    if (sum) free(sum->history);
+    rc = fit_as_command(s, o, dir, resume, sum, err, errlen);
+    if (saved >= 0) {
+        fflush(stdout);
+        dup2(saved, STDOUT_FILENO);
+        close(saved);
+    }
+    rundir_release(&rd);
+    return rc;
+}
+
+static void trial_dir(const Search *s, int n, char *buf, size_t len) {
+    snprintf(buf, len, "%s/trials/%03d", s->dir, n);
+}
+
+/* Runs trial t to its first rung, and on through each rung it is not
+ * clearly worse at, to its end. Only a resumed autotune's first trial
+ * (continue) goes on from a state saved in its directory. */
+static int run_trial(Search *s, Trial *t, int resume, char *err, size_t errlen) {
+    char dir[4096];
+    trial_dir(s, t->n, dir, sizeof dir);
+    Options o;
+    if (trial_options(s, t->value, 0, &o) != 0) return fail(err, errlen, ERR_RUNTIME, "out of memory");
+    t->epochs = o.epochs;
+    int rung[MAX_RUNGS], n_rungs = rungs(s, o.epochs, rung);
+    double *loss = NULL, *acc = NULL;
+    int done = resume ? read_history(dir, &loss, &acc) : 0, rc = done < 0 ? ERR_RUNTIME : EXIT_OK;
+    FitSummary sum = {0};
+    double start = now_seconds();
+    for (int k = 0; k <= n_rungs && rc == EXIT_OK; k++) {
+        int target = k < n_rungs ? rung[k] : o.epochs;
+        if (k == n_rungs || done < target) {
+            o.stop_after = k < n_rungs ? target : 0;
+            rc = trial_fit(s, &o, dir, resume && done > 0, &sum, err, errlen);
+            if (rc != EXIT_OK) break;
+            resume = 1;
+            double *l = realloc(loss, sizeof(double) * (size_t)(sum.n_epochs + 1));
+            double *a = l ? realloc(acc, sizeof(double) * (size_t)(sum.n_epochs + 1)) : NULL;
+            if (l) loss = l;
+            if (a) acc = a;
+            if (!l || !a) rc = fail(err, errlen, ERR_RUNTIME, "out of memory");
+            for (int e = 0; rc == EXIT_OK && e < sum.n_epochs; e++) {
+                loss[e] = six(sum.history[e].val_loss);
+                acc[e] = six(sum.history[e].val_acc);
+            }
+            done = sum.n_epochs;
+            if (k == n_rungs || done < target) {   /* its end: all its epochs, or --patience's early stopping */
+                t->val_loss = six(sum.final_val_loss);
+                t->val_acc = six(sum.final_val_acc);
+                break;
+            }
+        }
+        if (clearly_worse(s, loss[target - 1], target)) {
+            t->stopped_at = target;
+            t->val_loss = loss[target - 1];
+            t->val_acc = acc[target - 1];
+            done = target;
+            break;
+        }
+    }
+    free(sum.history);
+    free(acc);
+    options_free(&o);
+    t->curve = loss;
+    t->epochs_run = done;
+    t->seconds = now_seconds() - start;
+    dist_share_rank0(s->dist, &t->seconds, 1);   /* MPI: rank 0's clock */
+    return rc;
+}
+
+/* ------------------------------------------------------------ the search */
+
+/* Seconds trial t may take to its first rung: its epochs x layers x
+ * width^2 at the slowest rate of the trials so far, and at least the
+ * shortest of them (a trial's fixed cost). */
+static double estimate(const Search *s, const Trial *t) {
+    double rate = 0, least = INFINITY;
+    for (int i = 0; i < s->n_trials; i++) {
+        const Trial *p = &s->trials[i];
+        double d = atof(p->value[AXIS_D_MODEL]), units = p->epochs_run * atof(p->value[AXIS_LAYERS]) * d * d;
+        if (units > 0) rate = fmax(rate, p->seconds / units);
+        least = fmin(least, p->seconds);
+    }
+    int rung[MAX_RUNGS], epochs = atoi(t->value[AXIS_EPOCHS]);
+    int first = rungs(s, epochs, rung) > 0 ? rung[0] : epochs;
+    double d = atof(t->value[AXIS_D_MODEL]);
+    return fmax(rate * first * atof(t->value[AXIS_LAYERS]) * d * d, isfinite(least) ? least : 0);
+}
+
+/* Whether trial t starts: within --autotune-trials, and (rank 0's clock)
+ * when the time so far, its estimate and the winner's training again fit
+ * in the budget. */
+static int start_next(const Search *s, const Trial *t) {
+    if (s->base.autotune_trials > 0 && t->n > s->base.autotune_trials) return 0;
+    const Trial *best = best_trial(s);
+    double elapsed = s->before + now_seconds() - s->clock0;
+    double go = elapsed + estimate(s, t) + (best ? best->seconds : 0) <= s->budget;
+    dist_share_rank0(s->dist, &go, 1);
+    return go != 0;
+}
+
+static void print_trial(const Search *s, const Trial *t, const char *failure) {
+    printf("trial %3d ", t->n);
+    for (int a = 0; a < N_AXES; a++)
+        if (searched(s, a)) printf(" %s %s", AXES[a].name, t->value[a]);
+    if (failure) printf("  failed: %s\n", failure);
+    else printf("  | val loss %.4f  val acc %.4f  %.1f s%s", t->val_loss, t->val_acc, t->seconds,
+                t->stopped_at ? "  stopped early at epoch" : "");
+    if (!failure && t->stopped_at) printf(" %d of %d", t->stopped_at, t->epochs);
+    if (!failure) printf("\n");
+    fflush(stdout);
+}
+
+/* An interrupt's message: where it stopped and the command that goes on. */
+static int interrupted(const Search *s, const char *where, char *err, size_t errlen) {
+    char first[512];
+    snprintf(first, sizeof first, "%s", err[0] ? err : "interrupted");
+    first[strcspn(first, "\n")] = '\0';
+    char launcher[64] = "";
+    if (s->dist->size > 1) snprintf(launcher, sizeof launcher, "mpirun -np %d ", s->dist->size);
+    return fail(err, errlen, EXIT_INTERRUPTED, "%s (%s of the autotune of %s)\ncontinue with: %s./train --resume %s",
+                first, where, s->dir, launcher, s->dir);
+}
+
+static int search(Search *s, char *err, size_t errlen) {
+    int failed_in_a_row = 0, continue_first = s->resumed;
+    while (s->n_trials < MAX_TRIALS && failed_in_a_row < MAX_FAILED) {
+        Trial *t = &s->trials[s->n_trials];
+        if (!plan_trial(s, s->n_trials + 1, t) || (t->n > 1 && !start_next(s, t))) break;
+        int rc = run_trial(s, t, continue_first, err, errlen);
+        continue_first = 0;
+        char where[64];
+        snprintf(where, sizeof where, "trial %d", t->n);
+        if (rc == EXIT_INTERRUPTED) {
+            free(t->curve);
+            return interrupted(s, where, err, errlen);
+        }
+        if (rc != EXIT_OK && t->n == 1) {   /* the options as given fail: the user's to mend */
+            free(t->curve);
+            return rc;
+        }
+        t->failed = rc != EXIT_OK;
+        failed_in_a_row = t->failed ? failed_in_a_row + 1 : 0;
+        s->n_trials++;
+        print_trial(s, t, t->failed ? err : NULL);
+        if ((rc = write_trials(s, err, errlen)) != EXIT_OK) return rc;
+        err[0] = '\0';
+        int sig = dist_max_int(s->dist, signals_pending());
+        if (sig) {
+            set_error(err, errlen, "interrupted by %s after trial %d ended", signals_name(sig), t->n);
+            return interrupted(s, "between trials", err, errlen);
+        }
+    }
+    const Trial *best = best_trial(s);   /* trial 1 ran all its epochs: nothing could stop it */
+    if (!best) return fail(err, errlen, ERR_RUNTIME, "no trial ran all its epochs");
+    s->winner = best->n;
+    return write_trials(s, err, errlen);
+}
+
+/* The winner trained again as RUN itself, now with --test (read only
+ * here), so RUN is an ordinary run of the winner's options. */
+static int final_run(const Search *s, int resume, char *err, size_t errlen) {
+    const Trial *w = &s->trials[s->winner - 1];
+    if (resume && rundir_holds(s->dir, "report.txt") && rundir_holds(s->dir, "run.json")) {
+        printf("the autotune of %s has ended: trial %d won (val loss %.4f, val acc %.4f); its model is %s's\n", s->dir,
+               w->n, w->val_loss, w->val_acc, s->dir);
+        return EXIT_OK;
+    }
+    Options o;
+    char value[N_AXES][VALUE_LEN];
+    memcpy(value, w->value, sizeof value);
+    if (trial_options(s, value, 1, &o) != 0) return fail(err, errlen, ERR_RUNTIME, "out of memory");
+    resume = resume && rundir_holds(s->dir, "state.safetensors") && rundir_holds(s->dir, "run.json");
+    printf("\nwinner: trial %d of %d (val loss %.4f, val acc %.4f); %s as the run %s%s\n\n", w->n, s->n_trials,
+           w->val_loss, w->val_acc, resume ? "continuing its training" : "training it again", s->dir,
+           o.test_path && *o.test_path ? ", now with the test file's report" : "");
+    fflush(stdout);
+    int rc = fit_as_command(s, &o, s->dir, resume, NULL, err, errlen);
+    options_free(&o);
+    return rc == EXIT_INTERRUPTED ? interrupted(s, "the winner's training", err, errlen) : rc;
+}
+
+static void search_free(Search *s) {
+    for (int i = 0; i < s->n_trials; i++) free(s->trials[i].curve);
+    free(s->trials);
+    free(s->data_path);
+    options_free(&s->base);
+}
+
+static void print_start(const Search *s) {
+    printf("autotune %s: %s, up to %s (%.0f s)", s->dir, s->data_path, s->base.autotune, s->budget);
+    if (s->base.autotune_trials > 0) printf(" and %d trials", s->base.autotune_trials);
+    printf(", judged on the validation split%s\nsearching:", s->base.test_path && *s->base.test_path
+           ? " (the test file is read only at the end, for the winner's report)" : "");
+    for (int a = 0; a < N_AXES; a++)
+        if (searched(s, a)) printf(" %s", AXES[a].name);
+    printf("\nfixed:");
+    int any = 0;
+    for (int a = 0; a < N_AXES; a++) {
+        if (searched(s, a)) continue;
+        char value[VALUE_LEN];
+        options_format(&s->base, options_find(AXES[a].name), value, sizeof value);
+        printf(" %s %s", AXES[a].name, value);
+        any = 1;
+    }
+    printf("%s\neach trial an ordinary run in %s/trials/NNN (its output in its train.log); trial 1 is the options "
+           "as given\n", any ? "" : " none", s->dir);
+    fflush(stdout);
+}
+
+static int search_and_final(Search *s, char *err, size_t errlen) {
+    if (!(s->trials = calloc(MAX_TRIALS, sizeof *s->trials))) return fail(err, errlen, ERR_RUNTIME, "out of memory");
+    if (options_duration(s->base.autotune, &s->budget) != 0)
+        return fail(err, errlen, ERR_INPUT, "--autotune: '%s' is not a duration", s->base.autotune);
+    int rc = s->resumed ? read_trials(s, err, errlen) : EXIT_OK;
+    if (rc != EXIT_OK) return rc;
+    int final_resumes = s->resumed && s->winner > 0;
+    s->clock0 = now_seconds();
+    if (!s->base.quiet || s->resumed) print_start(s);
+    if (s->resumed) {
+        printf("resuming: %d trial%s recorded%s\n", s->n_trials, s->n_trials == 1 ? "" : "s",
+               s->winner ? ", the winner chosen" : "");
+        for (int i = 0; i < s->n_trials; i++) print_trial(s, &s->trials[i], s->trials[i].failed ? "(recorded)" : NULL);
+    }
+    if (!s->winner && (rc = search(s, err, errlen)) != EXIT_OK) return rc;
+    return final_run(s, final_resumes, err, errlen);
+}
+
+/* ------------------------------------------------------------ entry points */
+
+int autotune_check_options(const Options *o, char *err, size_t errlen) {
+    int on = o->autotune && *o->autotune;
+    if (!on && options_given(o, "autotune-trials"))
+        return fail(err, errlen, ERR_INPUT, "--autotune-trials caps --autotune's trials; give --autotune DURATION too");
+    if (!on) return EXIT_OK;
+    if (options_pretrain(o))
+        return fail(err, errlen, ERR_INPUT, "--autotune searches a classifier's options on its validation split; "
+                    "pretraining has no labels to judge by: drop --autotune");
+    if (o->stop_after > 0)
+        return fail(err, errlen, ERR_INPUT, "--stop-after pauses one run; an autotune is paused with Ctrl-C (its "
+                    "trial's state saved) and continued with --resume RUN: drop --stop-after");
+    if (!(o->val_path && *o->val_path) && o->val_split <= 0)
+        return fail(err, errlen, ERR_INPUT, "--autotune judges on the validation split, and --val-split 0 leaves "
+                    "none: give --val FILE or a --val-split above 0");
+    return EXIT_OK;
+}
+
+/* A path made absolute (trials and the final run read it from other directories' records). */
+static int absolute(char **path) {
+    if (!*path || !**path) return 0;
+    char *full = realpath(*path, NULL);
+    if (!full) return 0;   /* missing: the reading says so, naming it */
+    free(*path);
+    *path = full;
+    return 0;
+}
+
+int autotune_run(const DistContext *dist, const Options *o, const char *data_path, const char *dir, char *err,
+                 size_t errlen) {
+    int rc = autotune_check_options(o, err, errlen);
+    if (rc != EXIT_OK) return rc;
+    if (!record_rereadable(data_path))
+        return fail(err, errlen, ERR_INPUT, "--autotune reads %s once for every trial, and it is a pipe, FIFO or "
+                    "device, which can be read once: save it to a file and train on that", data_path);
+    if (rundir_holds(dir, AUTOTUNE_PLAN) && !o->overwrite)
+        return fail(err, errlen, ERR_INPUT, "%s holds an autotune (%s): --resume %s continues it, --overwrite "
+                    "replaces it, --out DIR writes elsewhere", dir, AUTOTUNE_PLAN, dir);
+    Search s;
+    memset(&s, 0, sizeof s);
+    s.dist = dist;
+    s.dir = dir;
+    if (options_clone(&s.base, o) != 0 || !(s.data_path = realpath(data_path, NULL))) {
+        rc = s.data_path ? fail(err, errlen, ERR_RUNTIME, "out of memory")
+                         : fail(err, errlen, ERR_INPUT, "%s: cannot open the data file", data_path);
+        search_free(&s);
+        return rc;
+    }
+    absolute((char **)&s.base.val_path);
+    absolute((char **)&s.base.test_path);
+    absolute((char **)&s.base.init_dir);
+    absolute((char **)&s.base.probe_file);
+    char path[4096];
+    rundir_path(path, sizeof path, dir, TRIALS_FILE);
+    if (dist->rank == 0 && unlink(path) != 0 && access(path, F_OK) == 0)
+        rc = fail(err, errlen, ERR_RUNTIME, "%s: cannot remove the earlier autotune's record", path);
+    if (rc == EXIT_OK && (rc = make_dirs(dir, err, errlen) == 0 ? EXIT_OK : ERR_RUNTIME) == EXIT_OK)
+        rc = write_plan(&s, err, errlen);
+    if (rc == EXIT_OK) rc = search_and_final(&s, err, errlen);
+    search_free(&s);
+    return rc;
+}
+
+int autotune_resume(const DistContext *dist, const Options *given, char *err, size_t errlen) {
+    if (given->n_args > 0)
+        return fail(err, errlen, EXIT_USAGE, "--resume takes its data from the run's record; drop '%s'",
+                    given->args[0]);
+    for (int i = 0; i < OPTION_COUNT; i++) {
+        const char *name = OPTION_TABLE[i].name;
+        if (options_given(given, name) && strcmp(name, "resume") && strcmp(name, "threads") && strcmp(name, "quiet"))
+            return fail(err, errlen, EXIT_USAGE, "--%s cannot go with --resume of an autotune, which goes on as it "
+                        "started; only --threads and --quiet can (drop --%s)", name, name);
+    }
+    const char *dir = given->resume_dir;
+    RunDirPolicy policy = {RUNDIR_RESUME, 1, NULL, stderr};
+    RunDir claimed;
+    char why[1024] = "";
+    int rc = rundir_claim(&claimed, dist, dir, &policy, why, sizeof why);
+    if (rc != EXIT_OK) {
+        if (why[0]) set_error(err, errlen, "cannot resume: %s", why);
+        return rc;
+    }
+    Search s;
+    memset(&s, 0, sizeof s);
+    s.dist = dist;
+    s.dir = dir;
+    s.resumed = 1;
+    options_defaults(&s.base);
+    rc = read_plan(&s, err, errlen);
+    if (rc == EXIT_OK && options_given(given, "quiet")) s.base.quiet = given->quiet;
+    /* the data must be what the trials so far were trained on */
+    char first[4200];
+    RunRecord info;
+    trial_dir(&s, 1, first, sizeof first);
+    if (rc == EXIT_OK && rundir_holds(first, "run.json") && record_read(first, 1, &info, why, sizeof why) == 0) {
+        rc = record_check_data(&info, why, sizeof why);
+        if (rc != EXIT_OK) set_error(err, errlen, "cannot resume %s: %s", dir, why);
+        record_free(&info);
+    }
+    if (rc == EXIT_OK) rc = search_and_final(&s, err, errlen);
+    search_free(&s);
+    rundir_release(&claimed);
+    return rc;
+}
