@@ -1,0 +1,162 @@
+#!/usr/bin/env bash
+# test_autotune.sh: --autotune DURATION: a tiny budget ends within its budget plus one trial and records its trials;
+# the test file changes nothing (a planted one with flipped labels gives the same trials and model bytes); 1 and 2
+# threads choose the same; SIGINT then --resume ends as an uninterrupted run; the run is the winner's (reproduce,
+# diff); bad uses are refused with exit 2; two MPI ranks run it when MPI is there.
+source "$(dirname "$0")/lib.sh"
+TRAIN=$PWD/train
+[ -x "$TRAIN" ] || { echo "FAIL: $TRAIN is not built (run make)"; exit 1; }
+export OMP_WAIT_POLICY=passive
+
+grep -v '^#' data/negation/train.tsv | head -n 600 >"$tmp/train.tsv"
+grep -v '^#' data/negation/test.tsv | head -n 200 >"$tmp/test.tsv"
+# the same texts with every label flipped: a test file that disagrees with the truth
+awk -F'\t' -v OFS='\t' '{ $1 = $1 == "pos" ? "neg" : "pos"; print }' "$tmp/test.tsv" >"$tmp/planted.tsv"
+grep -v '^#' data/negation/train.tsv | head -n 300 >"$tmp/tiny.tsv"
+SMALL=(--epochs 4 --d-model 16 --heads 2 --quiet)
+FOUR=("$tmp/train.tsv" "${SMALL[@]}" --autotune 1h --autotune-trials 4)
+
+# trials.jsonl without the times, which are the clock's
+numbers() { sed 's/, "seconds": [0-9.]*//' "$1"; }
+same_run() {  # what, dir_a, dir_b: the same trials (numbers and choice) and the same model bytes
+    if [ -s "$2/trials.jsonl" ] && cmp -s <(numbers "$2/trials.jsonl") <(numbers "$3/trials.jsonl") &&
+        cmp -s "$2/model.safetensors" "$3/model.safetensors"; then
+        pass "$1: the same trials.jsonl (times aside) and model.safetensors"
+    else
+        fail "$1: the runs differ:"
+        diff <(numbers "$2/trials.jsonl") <(numbers "$3/trials.jsonl") | head -n 10
+    fi
+}
+
+# ------------------------------------------------------------ bad uses
+expect_refusal() {  # what, text the message must hold, command...
+    local what=$1 text=$2
+    shift 2
+    "$@" >"$tmp/out.txt" 2>"$tmp/err.txt"
+    local rc=$?
+    if [ "$rc" -eq 2 ] && grep -qF -- "$text" "$tmp/err.txt"; then pass "$what: exit 2, saying '$text'"
+    else fail "$what: exit $rc, stderr: $(head -c 300 "$tmp/err.txt")"; fi
+}
+expect_refusal "--autotune 10x" "give seconds (600) or a number with s, m or h" "$TRAIN" "$tmp/tiny.tsv" --autotune 10x
+expect_refusal "--autotune 0" "'0' is not a duration" "$TRAIN" "$tmp/tiny.tsv" --autotune 0
+expect_refusal "--autotune-trials alone" "give --autotune DURATION too" "$TRAIN" "$tmp/tiny.tsv" --autotune-trials 3
+expect_refusal "--autotune with --val-split 0" "--autotune judges on the validation split" \
+    "$TRAIN" "$tmp/tiny.tsv" --autotune 1m --val-split 0
+expect_refusal "--autotune with --stop-after" "drop --stop-after" "$TRAIN" "$tmp/tiny.tsv" --autotune 1m --stop-after 1
+expect_refusal "pretrain --autotune" "--autotune" "$TRAIN" pretrain "$tmp/tiny.tsv" --autotune 1m
+"$TRAIN" "$tmp/tiny.tsv" "${SMALL[@]}" --out "$tmp/plain" >/dev/null 2>&1 || fail "a plain run failed"
+expect_refusal "--resume of a plain run with --autotune" "--autotune cannot change when resuming" \
+    "$TRAIN" --resume "$tmp/plain" --autotune 1m
+[ -d "$tmp/plain/trials" ] && fail "a run without --autotune made a trials folder"
+
+# ------------------------------------------------------------ a tiny budget
+# (each trial here takes about 0.2-1.5 s)
+# Every trial after the first starts only while the time so far (at least
+# the recorded trials' seconds) leaves room for it: so the seconds of all
+# trials but the last are within the budget, whatever the machine's speed.
+"$TRAIN" "$tmp/tiny.tsv" "${SMALL[@]}" --autotune 4s --threads 2 --out "$tmp/budget" >"$tmp/budget.txt" 2>&1
+rc=$?
+trials=$(grep -c '"trial"' "$tmp/budget/trials.jsonl" 2>/dev/null)
+before_last=$(grep '"trial"' "$tmp/budget/trials.jsonl" 2>/dev/null | sed '$d' |
+    sed 's/.*"seconds": \([0-9.]*\).*/\1/' | awk '{ s += $1 } END { printf "%.2f", s + 0 }')
+if [ "$rc" -eq 0 ] && [ "${trials:-0}" -ge 1 ] && awk -v s="$before_last" 'BEGIN { exit !(s <= 4) }'; then
+    pass "--autotune 4s: $trials trial(s); those before the last took ${before_last} s, within the budget"
+else
+    fail "--autotune 4s: exit $rc, $trials trials, ${before_last} s before the last: $(tail -n 3 "$tmp/budget.txt")"
+fi
+if [ "$(grep -c '^trial ' "$tmp/budget.txt")" = "$trials" ] && grep -q '"winner"' "$tmp/budget/trials.jsonl"; then
+    pass "--autotune 4s: a line printed for each trial, and the record names the winner"
+else
+    fail "--autotune 4s: $(grep -c '^trial ' "$tmp/budget.txt") trial lines printed for $trials recorded, or no winner"
+fi
+
+# ------------------------------------------------------------ the same choice, whatever the test file or threads
+"$TRAIN" "${FOUR[@]}" --test "$tmp/test.tsv" --threads 2 --out "$tmp/ref" >"$tmp/ref.txt" 2>&1 ||
+    fail "4 trials at 2 threads failed: $(tail -n 3 "$tmp/ref.txt")"
+"$TRAIN" "${FOUR[@]}" --test "$tmp/test.tsv" --threads 1 --out "$tmp/one" >/dev/null 2>&1 || fail "4 trials at 1 thread failed"
+"$TRAIN" "${FOUR[@]}" --test "$tmp/planted.tsv" --threads 2 --out "$tmp/planted" >/dev/null 2>&1 ||
+    fail "4 trials with the planted test file failed"
+n=$(grep -c '"trial"' "$tmp/ref/trials.jsonl" 2>/dev/null)
+winner=$(sed -n 's/^{"winner": \([0-9]*\),.*/\1/p' "$tmp/ref/trials.jsonl" 2>/dev/null)
+if [ "$n" = 4 ] && [ -n "$winner" ] && [ "$(grep -c '^trial ' "$tmp/ref.txt")" = 4 ]; then
+    pass "--autotune-trials 4: 4 trials recorded and printed, trial $winner won"
+else
+    fail "--autotune-trials 4: $n trials recorded, winner '$winner'"
+fi
+same_run "1 and 2 threads" "$tmp/ref" "$tmp/one"
+same_run "a planted test file of flipped labels" "$tmp/ref" "$tmp/planted"
+# the test file was read, for the winner's report only: the two reports' test accuracies add up to 1
+acc() { awk '/^test \(/ { t = 1 } t && $1 == "accuracy" { print $2; exit }' "$1/report.txt"; }
+if [ -n "$(acc "$tmp/ref")" ] && awk -v a="$(acc "$tmp/ref")" -v b="$(acc "$tmp/planted")" \
+    'BEGIN { d = a + b - 1; exit !(d < 1e-3 && d > -1e-3) }'; then
+    pass "the winner's test report read the test file at the end (accuracy $(acc "$tmp/ref"), flipped $(acc "$tmp/planted"))"
+else
+    fail "test accuracies '$(acc "$tmp/ref")' and '$(acc "$tmp/planted")' are not a file's and its flipped copy's"
+fi
+if grep -q '"test": ""' "$tmp/ref/trials/001/run.json" && ! grep -rq "planted.tsv" "$tmp/planted/trials"; then
+    pass "no trial's record names a test file"
+else
+    fail "a trial recorded a test file"
+fi
+if [ -n "$winner" ] && cmp -s "$tmp/ref/model.safetensors" "$tmp/ref/trials/$(printf %03d "$winner")/model.safetensors"; then
+    pass "the run's model is the winning trial's, byte for byte"
+else
+    fail "the run's model is not trial $winner's"
+fi
+if [ -n "$winner" ] && "$TRAIN" reproduce "$tmp/ref" --threads 2 >"$tmp/repro.txt" 2>&1 && grep -q '^identical' "$tmp/repro.txt"; then
+    pass "reproduce repeats the winner's training: $(grep '^identical' "$tmp/repro.txt")"
+else
+    fail "reproduce of the autotune's run: $(tail -n 3 "$tmp/repro.txt")"
+fi
+"$TRAIN" diff "$tmp/ref" "$tmp/ref/trials/001" >"$tmp/diff.txt" 2>&1
+differing=$(grep -c ' \*$' "$tmp/diff.txt")
+if [ "$winner" != 1 ] && grep -q '^autotune .* \*$' "$tmp/diff.txt" && [ "$differing" -ge 3 ]; then
+    pass "diff RUN RUN/trials/001 marks what won over the options as given ($differing rows)"
+elif [ "$winner" = 1 ]; then
+    skip "diff: the options as given won here, so there is nothing to show"
+else
+    fail "diff RUN RUN/trials/001 marks $differing rows: $(head -n 5 "$tmp/diff.txt")"
+fi
+
+# ------------------------------------------------------------ SIGINT, then --resume
+# Interrupted once trial 2 has ended an epoch, resumed at the other thread count.
+"$TRAIN" "${FOUR[@]}" --test "$tmp/test.tsv" --threads 1 --out "$tmp/int" >/dev/null 2>"$tmp/int-err.txt" &
+pid=$!
+for _ in $(seq 600); do
+    [ -s "$tmp/int/trials/002/metrics.csv" ] && break
+    kill -0 "$pid" 2>/dev/null || break
+    sleep 0.05
+done
+kill -INT "$pid" 2>/dev/null
+wait "$pid"
+rc=$?
+if [ "$rc" -eq 0 ]; then
+    skip "SIGINT: the autotune ended before it could be interrupted"
+elif [ "$rc" -eq 130 ] && grep -q "continue with: ./train --resume $tmp/int" "$tmp/int-err.txt"; then
+    pass "SIGINT: exit 130, $(grep -m 1 '^interrupted' "$tmp/int-err.txt" | cut -c 1-110)"
+    "$TRAIN" --resume "$tmp/int" --threads 2 >"$tmp/resumed.txt" 2>&1 || fail "the resume failed: $(tail -n 3 "$tmp/resumed.txt")"
+    same_run "interrupted by SIGINT and resumed" "$tmp/ref" "$tmp/int"
+    expect_refusal "--resume of an autotune with --lr" "only --threads and --quiet" "$TRAIN" --resume "$tmp/int" --lr 0.1
+    "$TRAIN" --resume "$tmp/int" >"$tmp/again.txt" 2>&1 && grep -q "has ended" "$tmp/again.txt" &&
+        pass "--resume of an ended autotune says so and changes nothing" ||
+        fail "--resume of an ended autotune: $(tail -n 2 "$tmp/again.txt")"
+else
+    fail "SIGINT: exit $rc: $(cat "$tmp/int-err.txt")"
+fi
+
+# ------------------------------------------------------------ MPI: rank 0 decides, all ranks train
+if command -v mpirun >/dev/null 2>&1 && "$TRAIN" --version | grep -qx 'mpi: yes'; then
+    mpirun --allow-run-as-root --oversubscribe -np 2 "$TRAIN" "$tmp/tiny.tsv" "${SMALL[@]}" --autotune 1h \
+        --autotune-trials 3 --threads 1 --out "$tmp/mpi" >"$tmp/mpi.txt" 2>&1
+    rc=$?
+    if [ "$rc" -eq 0 ] && [ "$(grep -c '"trial"' "$tmp/mpi/trials.jsonl")" = 3 ] &&
+        "$TRAIN" predict --model "$tmp/mpi" "a good movie" >/dev/null 2>&1; then
+        pass "2 MPI ranks: 3 trials, a winner and a model that predicts"
+    else
+        fail "2 MPI ranks: exit $rc: $(tail -n 3 "$tmp/mpi.txt")"
+    fi
+else
+    skip "MPI: mpirun or an MPI build is missing"
+fi
+
+finish test_autotune
