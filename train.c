@@ -63,7 +63,8 @@ static int train_command(const DistContext *dist, Options *o, int argc, char **a
     }
     if (rc != EXIT_OK) return report_fit_error(dist, rc, err);
     if (o->autotune && *o->autotune) rc = autotune_run(dist, o, o->args[0], dir.path, err, sizeof err);
-    else rc = fit(dist, o, o->args[0], dir.path, 0, argc, argv, NULL, err, sizeof err);
+    else if ((rc = autotune_replace(dist, dir.path, o->overwrite, err, sizeof err)) == EXIT_OK)
+        rc = fit(dist, o, o->args[0], dir.path, 0, argc, argv, NULL, err, sizeof err);
     rundir_release(&dir);
     return report_fit_error(dist, rc, err);
 }

@@ -746,6 +746,21 @@ int autotune_check_options(const Options *o, char *err, size_t errlen) {
     return EXIT_OK;
 }
 
+int autotune_replace(const DistContext *dist, const char *dir, int overwrite, char *err, size_t errlen) {
+    if (!rundir_holds(dir, AUTOTUNE_PLAN) && !rundir_holds(dir, TRIALS_FILE)) return EXIT_OK;
+    if (!overwrite)
+        return fail(err, errlen, ERR_INPUT, "%s holds an autotune (%s): --resume %s continues it, --overwrite "
+                    "replaces it, --out DIR writes elsewhere", dir, AUTOTUNE_PLAN, dir);
+    static const char *const RECORD[] = {AUTOTUNE_PLAN, TRIALS_FILE};
+    for (int i = 0; i < 2 && dist->rank == 0; i++) {
+        char path[4096];
+        rundir_path(path, sizeof path, dir, RECORD[i]);
+        if (unlink(path) != 0 && access(path, F_OK) == 0)
+            return fail(err, errlen, ERR_RUNTIME, "%s: cannot remove the earlier autotune's record", path);
+    }
+    return EXIT_OK;
+}
+
 /* A path made absolute (trials and the final run read it from other directories' records). */
 static int absolute(char **path) {
     if (!*path || !**path) return 0;
@@ -763,9 +778,7 @@ int autotune_run(const DistContext *dist, const Options *o, const char *data_pat
     if (!record_rereadable(data_path))
         return fail(err, errlen, ERR_INPUT, "--autotune reads %s once for every trial, and it is a pipe, FIFO or "
                     "device, which can be read once: save it to a file and train on that", data_path);
-    if (rundir_holds(dir, AUTOTUNE_PLAN) && !o->overwrite)
-        return fail(err, errlen, ERR_INPUT, "%s holds an autotune (%s): --resume %s continues it, --overwrite "
-                    "replaces it, --out DIR writes elsewhere", dir, AUTOTUNE_PLAN, dir);
+    if ((rc = autotune_replace(dist, dir, o->overwrite, err, errlen)) != EXIT_OK) return rc;
     Search s;
     memset(&s, 0, sizeof s);
     s.dist = dist;
@@ -780,12 +793,7 @@ int autotune_run(const DistContext *dist, const Options *o, const char *data_pat
     absolute((char **)&s.base.test_path);
     absolute((char **)&s.base.init_dir);
     absolute((char **)&s.base.probe_file);
-    char path[4096];
-    rundir_path(path, sizeof path, dir, TRIALS_FILE);
-    if (dist->rank == 0 && unlink(path) != 0 && access(path, F_OK) == 0)
-        rc = fail(err, errlen, ERR_RUNTIME, "%s: cannot remove the earlier autotune's record", path);
-    if (rc == EXIT_OK && (rc = make_dirs(dir, err, errlen) == 0 ? EXIT_OK : ERR_RUNTIME) == EXIT_OK)
-        rc = write_plan(&s, err, errlen);
+    if ((rc = make_dirs(dir, err, errlen) == 0 ? EXIT_OK : ERR_RUNTIME) == EXIT_OK) rc = write_plan(&s, err, errlen);
     if (rc == EXIT_OK) rc = search_and_final(&s, err, errlen);
     search_free(&s);
     return rc;

@@ -35,6 +35,11 @@ int autotune_run(const DistContext *dist, const Options *o, const char *data_pat
  * command's options (only --threads and --quiet may be given with it). */
 int autotune_resume(const DistContext *dist, const Options *given, char *err, size_t errlen);
 
+/* A new run (an autotune or not) into dir: refused (exit 2) when dir
+ * holds an autotune's record and overwrite is 0; with overwrite the
+ * record goes (RUN/trials stays, each trial replaced when run again). */
+int autotune_replace(const DistContext *dist, const char *dir, int overwrite, char *err, size_t errlen);
+
 /* Checks the options an autotune cannot go with (exit 2 with the message). */
 int autotune_check_options(const Options *o, char *err, size_t errlen);
 
