@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # test_autotune.sh: --autotune DURATION: a tiny budget ends within its budget plus one trial and records its trials;
 # the test file changes nothing (a planted one with flipped labels gives the same trials and model bytes); 1 and 2
-# threads choose the same; SIGINT then --resume ends as an uninterrupted run; the run is the winner's (reproduce,
+# threads choose the same; clearly worse trials stop at rungs as the halving rule says; SIGINT then --resume ends as an uninterrupted run; the run is the winner's (reproduce,
 # diff); bad uses are refused with exit 2; two MPI ranks run it when MPI is there.
 source "$(dirname "$0")/lib.sh"
 TRAIN=$PWD/train
@@ -97,6 +97,47 @@ if grep -q '"test": ""' "$tmp/ref/trials/001/run.json" && ! grep -rq "planted.ts
     pass "no trial's record names a test file"
 else
     fail "a trial recorded a test file"
+fi
+# The halving rule, checked from the record alone: at each rung epoch (u, 3u, ... below a trial's epochs; u = the
+# first trial's epochs / 9, at least 1) a trial is stopped exactly when at least 3 trials reached the rung (it
+# among them) and it is outside the best third by val loss there; a trial's folder holds the epochs it ran.
+if command -v python3 >/dev/null 2>&1; then
+    if python3 - "$tmp/ref" >"$tmp/halving.txt" 2>&1 <<'PY'
+import json, math, os, sys
+run = sys.argv[1]
+trials = [json.loads(l) for l in open(os.path.join(run, "trials.jsonl")) if '"trial"' in l]
+u = max(1, trials[0]["epochs"] // 9)
+stopped = 0
+for i, t in enumerate(trials):
+    rows = sum(1 for _ in open(os.path.join(run, "trials", "%03d" % t["trial"], "metrics.csv"))) - 1
+    assert rows == t["epochs_run"] == len(t["val_losses"]), (t["trial"], rows)
+    r, verdict = u, None
+    while r < t["epochs"] and verdict is None:
+        if t["epochs_run"] < r:
+            break
+        mine = t["val_losses"][r - 1]
+        at = [p["val_losses"][r - 1] for p in trials[:i] if p["epochs_run"] >= r]
+        worse = len(at) + 1 >= 3 and sum(v < mine for v in at) >= math.ceil((len(at) + 1) / 3)
+        if worse:
+            verdict = r
+        r *= 3
+    assert (verdict is not None) == t["stopped_early"], (t["trial"], verdict)
+    if verdict is not None:
+        assert t["epochs_run"] == verdict, t["trial"]
+        stopped += 1
+    else:
+        assert t["epochs_run"] == t["epochs"], t["trial"]
+print(stopped)
+PY
+    then
+        n_stopped=$(cat "$tmp/halving.txt")
+        [ "$n_stopped" -ge 1 ] && pass "halving: $n_stopped trial(s) stopped early, each as the rule says, the others ran all their epochs" ||
+            skip "halving: the rule held, but no trial was stopped here to show it"
+    else
+        fail "halving: the record breaks the rule: $(tail -n 2 "$tmp/halving.txt")"
+    fi
+else
+    skip "halving: python3 is not installed"
 fi
 if [ -n "$winner" ] && cmp -s "$tmp/ref/model.safetensors" "$tmp/ref/trials/$(printf %03d "$winner")/model.safetensors"; then
     pass "the run's model is the winning trial's, byte for byte"
