@@ -526,13 +526,15 @@ static int run_trial(Search *s, Trial *t, int resume, char *err, size_t errlen) 
     int rung[MAX_RUNGS], n_rungs = rungs(s, o.epochs, rung);
     double *loss = NULL, *acc = NULL;
     int done = resume ? read_history(dir, &loss, &acc) : 0, rc = done < 0 ? ERR_RUNTIME : EXIT_OK;
+    /* a state saved inside its first epoch has no metrics.csv yet, and is continued all the same */
+    resume = resume && rundir_holds(dir, "state.safetensors") && rundir_holds(dir, "run.json");
     FitSummary sum = {0};
     double start = now_seconds();
     for (int k = 0; k <= n_rungs && rc == EXIT_OK; k++) {
         int target = k < n_rungs ? rung[k] : o.epochs;
         if (k == n_rungs || done < target) {
             o.stop_after = k < n_rungs ? target : 0;
-            rc = trial_fit(s, &o, dir, resume && done > 0, &sum, err, errlen);
+            rc = trial_fit(s, &o, dir, resume, &sum, err, errlen);
             if (rc != EXIT_OK) break;
             resume = 1;
             double *l = realloc(loss, sizeof(double) * (size_t)(sum.n_epochs + 1));

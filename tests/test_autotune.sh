@@ -160,11 +160,11 @@ else
 fi
 
 # ------------------------------------------------------------ SIGINT, then --resume
-# Interrupted once trial 2 has ended an epoch, resumed at the other thread count.
+# Interrupted once trial 2 has begun (so inside its first epoch), resumed at the other thread count.
 "$TRAIN" "${FOUR[@]}" --test "$tmp/test.tsv" --threads 1 --out "$tmp/int" >/dev/null 2>"$tmp/int-err.txt" &
 pid=$!
 for _ in $(seq 600); do
-    [ -s "$tmp/int/trials/002/metrics.csv" ] && break
+    [ -s "$tmp/int/trials/002/train.log" ] && break
     kill -0 "$pid" 2>/dev/null || break
     sleep 0.05
 done
