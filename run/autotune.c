@@ -93,23 +93,6 @@ static double six(double x) {
 
 /* ------------------------------------------------------------ options */
 
-/* dst: a copy of src owning its strings (no positional arguments). */
-static int options_clone(Options *dst, const Options *src) {
-    *dst = *src;
-    dst->args = NULL;
-    dst->n_args = 0;
-    int ok = 1;
-    for (int i = 0; i < OPTION_COUNT; i++) {
-        const OptionSpec *spec = &OPTION_TABLE[i];
-        if (spec->kind != OPT_STRING && spec->kind != OPT_CHOICE) continue;
-        char **text = (char **)((char *)dst + spec->offset);
-        char *copy = *text ? strdup(*text) : NULL;
-        if (*text && !copy) ok = 0;
-        *text = copy;
-    }
-    return ok ? 0 : -1;
-}
-
 static int set_option(Options *o, const char *name, const char *value) {
     char err[256];
     return options_set(o, options_find(name), value, err, sizeof err);
@@ -136,7 +119,7 @@ static void axis_value(const Search *s, int axis, int k, char out[VALUE_LEN]) {
 /* A trial's options: the given ones with the trial's values; the final run
  * (final) keeps --test, --autotune and the probes, a trial has none of them. */
 static int trial_options(const Search *s, char value[N_AXES][VALUE_LEN], int final, Options *o) {
-    if (options_clone(o, &s->base) != 0) return -1;
+    if (options_copy(o, &s->base) != 0) return -1;
     int rc = 0;
     for (int a = 0; a < N_AXES; a++) rc |= set_option(o, AXES[a].name, value[a]);
     /* a width drawn keeps the feed-forward's ratio to it */
@@ -408,7 +391,8 @@ static int rungs(const Search *s, int epochs, int rung[MAX_RUNGS]) {
 }
 
 /* Clearly worse at rung epoch r: of the trials that reached r (this one
- * among them, at least ETA of them), outside the best third by validation loss there. */
+ * among them, at least 2), outside the best third by validation loss there
+ * (of 2, worse than the other). */
 static int clearly_worse(const Search *s, double loss, int r) {
     int count = 1, better = 0;
     for (int i = 0; i < s->n_trials; i++) {
@@ -417,7 +401,7 @@ static int clearly_worse(const Search *s, double loss, int r) {
         count++;
         better += t->curve[r - 1] < loss;
     }
-    return count >= ETA && better >= (count + ETA - 1) / ETA;
+    return count >= 2 && better >= (count + ETA - 1) / ETA;
 }
 
 /* The validation losses and accuracies a trial's metrics.csv holds (0
@@ -440,45 +424,16 @@ static int read_history(const char *dir, double **loss, double **acc) {
     return *loss && *acc ? n : -1;
 }
 
-/* The command line of a trial's options (what run.json shows): ./train
- * DATA and each recorded option that is not its default. */
-static char **trial_argv(const Options *o, const char *data_path, int *argc) {
-    Options d;
-    options_defaults(&d);
-    char **argv = calloc((size_t)OPTION_COUNT * 2 + 3, sizeof *argv);
-    int n = 0, ok = argv != NULL;
-    if (ok) {
-        argv[n++] = strdup("./train");
-        argv[n++] = strdup(data_path);
-    }
-    for (int i = 0; ok && i < OPTION_COUNT; i++) {
-        const OptionSpec *spec = &OPTION_TABLE[i];
-        char value[4096], fallback[4096];
-        options_format(o, spec, value, sizeof value);
-        options_format(&d, spec, fallback, sizeof fallback);
-        if (!spec->recorded || strcmp(value, fallback) == 0) continue;
-        char name[80];
-        snprintf(name, sizeof name, "--%s", spec->name);
-        argv[n++] = strdup(name);
-        argv[n++] = strdup(value);
-    }
-    options_free(&d);
-    for (int i = 0; ok && i < n; i++) ok = argv[i] != NULL;
-    *argc = n;
-    return argv;
-}
-
 /* fit with the options' command line as run.json's command (a trial's
  * own; for the run itself the winner's, whichever process trains it). */
 static int fit_as_command(const Search *s, const Options *o, const char *dir, int resume, FitSummary *sum, char *err,
                           size_t errlen) {
     int argc;
-    char **argv = trial_argv(o, s->data_path, &argc);
+    char **argv = options_command_line(o, s->data_path, &argc);
     if (sum) memset(sum, 0, sizeof *sum);
     int rc = argv ? fit(s->dist, o, s->data_path, dir, resume, argc, argv, sum, err, errlen)
                   : fail(err, errlen, ERR_RUNTIME, "out of memory");
-    for (int i = 0; argv && i < argc; i++) free(argv[i]);
-    free(argv);
+    options_command_free(argv, argc);
     return rc;
 }
 
@@ -573,7 +528,8 @@ static int run_trial(Search *s, Trial *t, int resume, char *err, size_t errlen) 
 
 /* ------------------------------------------------------------ the search */
 
-/* Seconds trial t may take to its first rung: its epochs x layers x
+/* Seconds trial t may take to the first rung where it can be stopped (one
+ * an earlier trial reached; else to its end): its epochs x layers x
  * width^2 at the slowest rate of the trials so far, and at least the
  * shortest of them (a trial's fixed cost). */
 static double estimate(const Search *s, const Trial *t) {
@@ -584,8 +540,10 @@ static double estimate(const Search *s, const Trial *t) {
         if (units > 0) rate = fmax(rate, p->seconds / units);
         least = fmin(least, p->seconds);
     }
-    int rung[MAX_RUNGS], epochs = atoi(t->value[AXIS_EPOCHS]);
-    int first = rungs(s, epochs, rung) > 0 ? rung[0] : epochs;
+    int rung[MAX_RUNGS], epochs = atoi(t->value[AXIS_EPOCHS]), n_rungs = rungs(s, epochs, rung), first = epochs;
+    for (int k = 0; k < n_rungs && first == epochs; k++)
+        for (int i = 0; i < s->n_trials; i++)
+            if (s->trials[i].epochs_run >= rung[k]) first = rung[k];
     double d = atof(t->value[AXIS_D_MODEL]);
     return fmax(rate * first * atof(t->value[AXIS_LAYERS]) * d * d, isfinite(least) ? least : 0);
 }
@@ -785,7 +743,7 @@ int autotune_run(const DistContext *dist, const Options *o, const char *data_pat
     memset(&s, 0, sizeof s);
     s.dist = dist;
     s.dir = dir;
-    if (options_clone(&s.base, o) != 0 || !(s.data_path = realpath(data_path, NULL))) {
+    if (options_copy(&s.base, o) != 0 || !(s.data_path = realpath(data_path, NULL))) {
         rc = s.data_path ? fail(err, errlen, ERR_RUNTIME, "out of memory")
                          : fail(err, errlen, ERR_INPUT, "%s: cannot open the data file", data_path);
         search_free(&s);

@@ -244,6 +244,56 @@ void options_free(Options *o) {
     o->n_args = 0;
 }
 
+int options_copy(Options *dst, const Options *src) {
+    *dst = *src;
+    dst->args = NULL;
+    dst->n_args = 0;
+    int ok = 1;
+    for (int i = 0; i < OPTION_COUNT; i++) {
+        const OptionSpec *s = &OPTION_TABLE[i];
+        if (s->kind != OPT_STRING && s->kind != OPT_CHOICE) continue;
+        char **text = (char **)field(dst, s);
+        char *copy = *text ? strdup(*text) : NULL;
+        if (*text && !copy) ok = 0;
+        *text = copy;
+    }
+    return ok ? 0 : -1;
+}
+
+char **options_command_line(const Options *o, const char *data_path, int *argc) {
+    Options defaults;
+    options_defaults(&defaults);
+    char **argv = calloc((size_t)OPTION_COUNT * 2 + 2, sizeof *argv);
+    int n = 0, ok = argv != NULL;
+    if (ok) {
+        argv[n++] = strdup("./train");
+        argv[n++] = strdup(data_path);
+    }
+    for (int i = 0; ok && i < OPTION_COUNT; i++) {
+        const OptionSpec *s = &OPTION_TABLE[i];
+        char value[4096], fallback[4096], name[80];
+        options_format(o, s, value, sizeof value);
+        options_format(&defaults, s, fallback, sizeof fallback);
+        if (!s->recorded || strcmp(value, fallback) == 0) continue;
+        snprintf(name, sizeof name, "--%s", s->name);
+        argv[n++] = strdup(name);
+        argv[n++] = strdup(value);
+    }
+    options_free(&defaults);
+    for (int i = 0; ok && i < n; i++) ok = argv[i] != NULL;
+    if (!ok) {
+        options_command_free(argv, n);
+        return NULL;
+    }
+    *argc = n;
+    return argv;
+}
+
+void options_command_free(char **argv, int argc) {
+    for (int i = 0; argv && i < argc; i++) free(argv[i]);
+    free(argv);
+}
+
 int options_given(const Options *o, const char *name) {
     const OptionSpec *s = options_find(name);
     return s && (o->given >> (s - OPTION_TABLE) & 1ull);

@@ -72,6 +72,14 @@ void options_defaults(Options *o);
  * message, naming the option, in err. */
 int options_parse(Options *o, int argc, char **argv, int first, char *err, size_t errlen);
 void options_free(Options *o);
+/* dst: a copy of src owning its own strings, without the positional
+ * arguments (free it with options_free). 0, or -1 when out of memory. */
+int options_copy(Options *dst, const Options *src);
+/* The command line that gives o: "./train", data_path, then --name value
+ * for each recorded option not at its default; *argc strings, each and the
+ * array malloc'd (options_command_free). NULL when out of memory. */
+char **options_command_line(const Options *o, const char *data_path, int *argc);
+void options_command_free(char **argv, int argc);
 /* 1 if the option (by name) was given on the command line */
 int options_given(const Options *o, const char *name);
 /* 1 for a pretraining run (--task pretrain, which ./train pretrain sets) */

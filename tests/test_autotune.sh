@@ -99,7 +99,7 @@ else
     fail "a trial recorded a test file"
 fi
 # The halving rule, checked from the record alone: at each rung epoch (u, 3u, ... below a trial's epochs; u = the
-# first trial's epochs / 9, at least 1) a trial is stopped exactly when at least 3 trials reached the rung (it
+# first trial's epochs / 9, at least 1) a trial is stopped exactly when at least 2 trials reached the rung (it
 # among them) and it is outside the best third by val loss there; a trial's folder holds the epochs it ran.
 if command -v python3 >/dev/null 2>&1; then
     if python3 - "$tmp/ref" >"$tmp/halving.txt" 2>&1 <<'PY'
@@ -117,7 +117,7 @@ for i, t in enumerate(trials):
             break
         mine = t["val_losses"][r - 1]
         at = [p["val_losses"][r - 1] for p in trials[:i] if p["epochs_run"] >= r]
-        worse = len(at) + 1 >= 3 and sum(v < mine for v in at) >= math.ceil((len(at) + 1) / 3)
+        worse = len(at) + 1 >= 2 and sum(v < mine for v in at) >= math.ceil((len(at) + 1) / 3)
         if worse:
             verdict = r
         r *= 3
