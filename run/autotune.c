@@ -160,13 +160,6 @@ static const Trial *best_trial(const Search *s) {
     return best;
 }
 
-static int searched_axes(const Search *s, int axes[N_AXES]) {
-    int n = 0;
-    for (int a = 0; a < N_AXES; a++)
-        if (searched(s, a)) axes[n++] = a;
-    return n;
-}
-
 /* Trial n's values, drawn from (seed, n): trial 1 the options as given; an
  * even trial every searched option drawn anew; an odd one the best trial so
  * far with two of them drawn anew. A draw that repeats an earlier trial or
@@ -176,7 +169,9 @@ static int plan_trial(const Search *s, int n, Trial *t) {
     t->n = n;
     for (int a = 0; a < N_AXES; a++) options_format(&s->base, options_find(AXES[a].name), t->value[a], VALUE_LEN);
     if (n == 1) return 1;
-    int axes[N_AXES], n_axes = searched_axes(s, axes);
+    int axes[N_AXES], n_axes = 0;
+    for (int a = 0; a < N_AXES; a++)
+        if (searched(s, a)) axes[n_axes++] = a;
     const Trial *best = best_trial(s);
     if (n_axes == 0) return 0;
     for (int attempt = 0; attempt < 100; attempt++) {
@@ -192,8 +187,11 @@ static int plan_trial(const Search *s, int n, Trial *t) {
         }
         for (int a = 0; a < N_AXES; a++)
             if (redraw[a]) axis_value(s, a, (int)(rng_bits_at(stream, 16 + a) % AXES[a].n), value[a]);
-        int seen = 0;
-        for (int i = 0; i < s->n_trials && !seen; i++) seen = memcmp(value, s->trials[i].value, sizeof value) == 0;
+        int seen = 0;   /* compared as strings: the bytes after a value's end are not part of it */
+        for (int i = 0; i < s->n_trials && !seen; i++) {
+            seen = 1;
+            for (int a = 0; a < N_AXES && seen; a++) seen = strcmp(value[a], s->trials[i].value[a]) == 0;
+        }
         if (!seen && trial_valid(s, value)) {
             memcpy(t->value, value, sizeof value);
             return 1;
@@ -565,10 +563,9 @@ static void print_trial(const Search *s, const Trial *t, const char *failure) {
     for (int a = 0; a < N_AXES; a++)
         if (searched(s, a)) printf(" %s %s", AXES[a].name, t->value[a]);
     if (failure) printf("  failed: %s\n", failure);
-    else printf("  | val loss %.4f  val acc %.4f  %.1f s%s", t->val_loss, t->val_acc, t->seconds,
-                t->stopped_at ? "  stopped early at epoch" : "");
-    if (!failure && t->stopped_at) printf(" %d of %d", t->stopped_at, t->epochs);
-    if (!failure) printf("\n");
+    else if (t->stopped_at) printf("  | val loss %.4f  val acc %.4f  %.1f s  stopped early at epoch %d of %d\n",
+                                   t->val_loss, t->val_acc, t->seconds, t->stopped_at, t->epochs);
+    else printf("  | val loss %.4f  val acc %.4f  %.1f s\n", t->val_loss, t->val_acc, t->seconds);
     fflush(stdout);
 }
 
