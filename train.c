@@ -36,7 +36,7 @@ static int report_fit_error(const DistContext *dist, int rc, const char *err) {
 static int train_command(const DistContext *dist, Options *o, int argc, char **argv) {
     if (o->resume_dir && *o->resume_dir) {
         char err[1024] = "";
-        if (rundir_holds(o->resume_dir, AUTOTUNE_PLAN))   /* an autotune goes on with its trials */
+        if (autotune_found(o->resume_dir))   /* an autotune goes on with its trials */
             return report_fit_error(dist, autotune_resume(dist, o, err, sizeof err), err);
         return report_fit_error(dist, resume_run(dist, o, argc, argv, stderr, err, sizeof err), err);
     }

@@ -1,8 +1,9 @@
-/* autotune.c: --autotune DURATION (see autotune.h): the search space, each
+/* autotune.c: --autotune DURATION (see autotune.h): each
  * trial's plan and its run with rungs, the record (RUN/autotune.json, the
  * plan; RUN/trials.jsonl, the trials), the clock's cut, and the winner
  * trained again as the run itself. */
 #include "run/autotune.h"
+#include "run/autotune_record.h"
 
 #include <fcntl.h>
 #include <math.h>
@@ -15,7 +16,6 @@
 #include "base/errors.h"
 #include "base/fileio.h"
 #include "base/rng.h"
-#include "formats/json.h"
 #include "report/metrics_csv.h"
 #include "run/fit.h"
 #include "run/record.h"
@@ -27,42 +27,6 @@
 #define ETA 3          /* a rung lets the best third of the trials that reached it go on */
 #define MAX_RUNGS 16
 #define MAX_FAILED 3   /* trials failing in a row end the search */
-#define VALUE_LEN 24
-#define TRIALS_FILE "trials.jsonl"
-
-/* An option searched and the values it may take; epochs' are fractions of
- * the first trial's (the options as given). */
-typedef struct {
-    const char *name;
-    int n;
-    const char *values[5];
-} Axis;
-
-enum { AXIS_TOKENIZER, AXIS_VOCAB, AXIS_D_MODEL, AXIS_LAYERS, AXIS_LR, AXIS_WD, AXIS_DROPOUT, AXIS_EPOCHS,
-       AXIS_MAX_LEN, N_AXES };
-
-static const Axis AXES[N_AXES] = {
-    {"tokenizer", 3, {"bpe", "word", "char"}},
-    {"vocab-size", 4, {"1000", "2000", "4000", "8000"}},
-    {"d-model", 4, {"32", "64", "96", "128"}},
-    {"layers", 4, {"1", "2", "3", "4"}},
-    {"lr", 5, {"0.001", "0.002", "0.003", "0.005", "0.008"}},
-    {"weight-decay", 5, {"0", "0.01", "0.05", "0.1", "0.3"}},
-    {"dropout", 4, {"0", "0.1", "0.2", "0.3"}},
-    {"epochs", 4, {"1/3", "1/2", "1/1", "3/2"}},
-    {"max-len", 4, {"auto", "32", "64", "128"}},
-};
-
-typedef struct {
-    int n;                          /* the trial's number, from 1 */
-    char value[N_AXES][VALUE_LEN];  /* the searched options' values */
-    int epochs, epochs_run;
-    int stopped_at;                 /* the rung epoch it was stopped at; 0: it ended by itself */
-    int failed;                     /* 1: it ended in an error */
-    double val_loss, val_acc;       /* of the weights it ended with (stopped early: its last epoch's) */
-    double *curve;                  /* (epochs_run) validation loss at each epoch's end, as metrics.csv has it */
-    double seconds;
-} Trial;
 
 typedef struct {
     const DistContext *dist;
@@ -91,6 +55,14 @@ static double six(double x) {
     return strtod(text, NULL);
 }
 
+/* A fact about the files as rank 0 sees it, for every MPI rank (which
+ * could otherwise look after rank 0 has begun to change them). */
+static int rank0_sees(const DistContext *dist, int fact) {
+    double shared = fact;
+    dist_share_rank0(dist, &shared, 1);
+    return shared != 0;
+}
+
 /* ------------------------------------------------------------ options */
 
 static int set_option(Options *o, const char *name, const char *value) {
@@ -102,26 +74,26 @@ static int set_option(Options *o, const char *name, const char *value) {
 static int searched(const Search *s, int axis) {
     int from_init = s->base.init_dir && *s->base.init_dir && axis != AXIS_LR && axis != AXIS_WD &&
                     axis != AXIS_DROPOUT && axis != AXIS_EPOCHS;
-    return !options_given(&s->base, AXES[axis].name) && !from_init;
+    return !options_given(&s->base, AUTOTUNE_AXES[axis].name) && !from_init;
 }
 
 /* The axis's k-th value as options_set takes it. */
-static void axis_value(const Search *s, int axis, int k, char out[VALUE_LEN]) {
+static void axis_value(const Search *s, int axis, int k, char out[AUTOTUNE_VALUE_LEN]) {
     int num, den;
-    if (axis == AXIS_EPOCHS && sscanf(AXES[axis].values[k], "%d/%d", &num, &den) == 2) {
+    if (axis == AXIS_EPOCHS && sscanf(AUTOTUNE_AXES[axis].values[k], "%d/%d", &num, &den) == 2) {
         long e = (long)s->base.epochs * num / den;
-        snprintf(out, VALUE_LEN, "%ld", e < 1 ? 1 : e);
+        snprintf(out, AUTOTUNE_VALUE_LEN, "%ld", e < 1 ? 1 : e);
     } else {
-        snprintf(out, VALUE_LEN, "%s", AXES[axis].values[k]);
+        snprintf(out, AUTOTUNE_VALUE_LEN, "%s", AUTOTUNE_AXES[axis].values[k]);
     }
 }
 
 /* A trial's options: the given ones with the trial's values; the final run
  * (final) keeps --test, --autotune and the probes, a trial has none of them. */
-static int trial_options(const Search *s, char value[N_AXES][VALUE_LEN], int final, Options *o) {
+static int trial_options(const Search *s, char value[N_AXES][AUTOTUNE_VALUE_LEN], int final, Options *o) {
     if (options_copy(o, &s->base) != 0) return -1;
     int rc = 0;
-    for (int a = 0; a < N_AXES; a++) rc |= set_option(o, AXES[a].name, value[a]);
+    for (int a = 0; a < N_AXES; a++) rc |= set_option(o, AUTOTUNE_AXES[a].name, value[a]);
     /* a width drawn keeps the feed-forward's ratio to it */
     if (o->d_model != s->base.d_model && !options_given(&s->base, "d-ff"))
         o->d_ff = (int)((long)s->base.d_ff * o->d_model / s->base.d_model);
@@ -137,7 +109,7 @@ static int trial_options(const Search *s, char value[N_AXES][VALUE_LEN], int fin
 }
 
 /* 1 when the values make a model the options allow (heads dividing the width, say). */
-static int trial_valid(const Search *s, char value[N_AXES][VALUE_LEN]) {
+static int trial_valid(const Search *s, char value[N_AXES][AUTOTUNE_VALUE_LEN]) {
     Options o;
     ModelConfig cfg;
     char err[256];
@@ -167,7 +139,8 @@ static const Trial *best_trial(const Search *s) {
 static int plan_trial(const Search *s, int n, Trial *t) {
     memset(t, 0, sizeof *t);
     t->n = n;
-    for (int a = 0; a < N_AXES; a++) options_format(&s->base, options_find(AXES[a].name), t->value[a], VALUE_LEN);
+    for (int a = 0; a < N_AXES; a++)
+        options_format(&s->base, options_find(AUTOTUNE_AXES[a].name), t->value[a], AUTOTUNE_VALUE_LEN);
     if (n == 1) return 1;
     int axes[N_AXES], n_axes = 0;
     for (int a = 0; a < N_AXES; a++)
@@ -176,7 +149,7 @@ static int plan_trial(const Search *s, int n, Trial *t) {
     if (n_axes == 0) return 0;
     for (int attempt = 0; attempt < 100; attempt++) {
         uint64_t stream = rng_stream((uint64_t)s->base.seed, (uint64_t)n * 128 + attempt, SITE_AUTOTUNE);
-        char value[N_AXES][VALUE_LEN];
+        char value[N_AXES][AUTOTUNE_VALUE_LEN];
         memcpy(value, n % 2 && best ? best->value : s->trials[0].value, sizeof value);
         int redraw[N_AXES] = {0};
         if (n % 2 && best) {
@@ -186,7 +159,7 @@ static int plan_trial(const Search *s, int n, Trial *t) {
             for (int i = 0; i < n_axes; i++) redraw[axes[i]] = 1;
         }
         for (int a = 0; a < N_AXES; a++)
-            if (redraw[a]) axis_value(s, a, (int)(rng_bits_at(stream, 16 + a) % AXES[a].n), value[a]);
+            if (redraw[a]) axis_value(s, a, (int)(rng_bits_at(stream, 16 + a) % AUTOTUNE_AXES[a].n), value[a]);
         int seen = 0;   /* compared as strings: the bytes after a value's end are not part of it */
         for (int i = 0; i < s->n_trials && !seen; i++) {
             seen = 1;
@@ -200,181 +173,22 @@ static int plan_trial(const Search *s, int n, Trial *t) {
     return 0;
 }
 
-/* ------------------------------------------------------------ the record */
+/* ------------------------------------------------------------ the record (run/autotune_record.c) */
 
-/* RUN/autotune.json: the data and every option as given (paths absolute),
- * and which were given, so that --resume plans the same trials. */
 static int write_plan(const Search *s, char *err, size_t errlen) {
-    if (s->dist->rank != 0) return EXIT_OK;
-    JsonBuf b = {0};
-    int rc = jsonbuf_puts(&b, "{\n  \"data\": ") | jsonbuf_string(&b, s->data_path) | jsonbuf_puts(&b, ",\n  \"given\": [");
-    for (int i = 0, first = 1; i < OPTION_COUNT; i++) {
-        if (!options_given(&s->base, OPTION_TABLE[i].name)) continue;
-        rc |= jsonbuf_puts(&b, first ? "" : ", ") | jsonbuf_string(&b, OPTION_TABLE[i].name);
-        first = 0;
-    }
-    rc |= jsonbuf_puts(&b, "],\n  \"options\": {");
-    for (int i = 0; i < OPTION_COUNT; i++) {
-        char value[4096];
-        options_format(&s->base, &OPTION_TABLE[i], value, sizeof value);
-        rc |= jsonbuf_puts(&b, i ? ",\n    " : "\n    ") | jsonbuf_string(&b, OPTION_TABLE[i].name) |
-              jsonbuf_puts(&b, ": ") | jsonbuf_string(&b, value);
-    }
-    rc |= jsonbuf_puts(&b, "\n  }\n}\n");
-    char path[4096];
-    rundir_path(path, sizeof path, s->dir, AUTOTUNE_PLAN);
-    if (rc == 0 && atomic_write(path, b.data, b.len, err, errlen) != 0) rc = -1;
-    else if (rc != 0) set_error(err, errlen, "out of memory");
-    jsonbuf_free(&b);
-    return rc == 0 ? EXIT_OK : ERR_RUNTIME;
+    return s->dist->rank == 0 ? autotune_write_plan(s->dir, s->data_path, &s->base, err, errlen) : EXIT_OK;
 }
 
-/* Options a resume takes from its own command line, not from the plan. */
-static int taken_on_resume(const char *name) {
-    static const char *const NAMES[] = {"out", "resume", "overwrite", "threads", "quiet", "stop-after"};
-    for (size_t i = 0; i < sizeof NAMES / sizeof *NAMES; i++)
-        if (strcmp(name, NAMES[i]) == 0) return 1;
-    return 0;
-}
-
-static int read_plan(Search *s, char *err, size_t errlen) {
-    char path[4096];
-    rundir_path(path, sizeof path, s->dir, AUTOTUNE_PLAN);
-    size_t len;
-    char *text = (char *)read_file(path, &len, err, errlen);
-    if (!text) return ERR_INPUT;
-    JsonValue *root = json_parse(text, len, err, errlen);
-    free(text);
-    const JsonValue *data = root ? json_get(root, "data") : NULL, *given = root ? json_get(root, "given") : NULL;
-    const JsonValue *opts = root ? json_get(root, "options") : NULL;
-    int rc = root && data && data->type == JSON_STRING && given && given->type == JSON_ARRAY && opts &&
-             opts->type == JSON_OBJECT ? EXIT_OK : ERR_INPUT;
-    if (rc == EXIT_OK && !(s->data_path = strdup(data->string))) rc = ERR_RUNTIME;
-    for (int i = 0; rc == EXIT_OK && i < opts->count; i++) {
-        const OptionSpec *spec = options_find(opts->keys[i]);
-        const JsonValue *v = &opts->items[i];
-        if (!spec || v->type != JSON_STRING) rc = ERR_INPUT;
-        else if (taken_on_resume(spec->name) || (spec->kind == OPT_STRING && !*v->string)) continue;
-        else if (strcmp(spec->name, "probe") != 0) rc = options_set(&s->base, spec, v->string, err, errlen);
-        else   /* --probe's texts, one a line, each set as given */
-            for (char *line = v->string, *next; rc == EXIT_OK && line; line = next) {
-                next = strchr(line, '\n');
-                if (next) *next++ = '\0';
-                rc = options_set(&s->base, spec, line, err, errlen);
-            }
-    }
-    for (int i = 0; rc == EXIT_OK && i < given->count; i++) {
-        const OptionSpec *spec = given->items[i].type == JSON_STRING ? options_find(given->items[i].string) : NULL;
-        if (spec) s->base.given |= 1ull << (spec - OPTION_TABLE);
-    }
-    json_free(root);
-    if (rc == ERR_INPUT) return fail(err, errlen, ERR_INPUT, "%s is not an autotune's plan as this program writes it",
-                                     path);
-    return rc;
-}
-
-static int json_number(const JsonValue *o, const char *key, double *out) {
-    const JsonValue *v = json_get(o, key);
-    if (!v || v->type != JSON_NUMBER) return -1;
-    *out = v->number;
-    return 0;
-}
-
-static int trial_to_json(JsonBuf *b, const Trial *t) {
-    int rc = jsonbuf_printf(b, "{\"trial\": %d, \"options\": {", t->n);
-    for (int a = 0; a < N_AXES; a++)
-        rc |= jsonbuf_puts(b, a ? ", " : "") | jsonbuf_string(b, AXES[a].name) | jsonbuf_puts(b, ": ") |
-              jsonbuf_string(b, t->value[a]);
-    rc |= jsonbuf_printf(b, "}, \"epochs\": %d, \"epochs_run\": %d, \"stopped_early\": %s, \"failed\": %s, "
-                         "\"val_loss\": %.6f, \"val_acc\": %.6f, \"val_losses\": [", t->epochs, t->epochs_run,
-                         t->stopped_at ? "true" : "false", t->failed ? "true" : "false", t->val_loss, t->val_acc);
-    for (int e = 0; e < t->epochs_run; e++) rc |= jsonbuf_printf(b, "%s%.6f", e ? ", " : "", t->curve[e]);
-    return rc | jsonbuf_printf(b, "], \"seconds\": %.2f}\n", t->seconds);
-}
-
-/* RUN/trials.jsonl, whole and atomically: one line per trial that ended,
- * then, once chosen, the winner's. */
 static int write_trials(const Search *s, char *err, size_t errlen) {
-    if (s->dist->rank != 0) return EXIT_OK;
-    JsonBuf b = {0};
-    int rc = jsonbuf_puts(&b, "");
-    for (int i = 0; i < s->n_trials; i++) rc |= trial_to_json(&b, &s->trials[i]);
-    const Trial *w = s->winner ? &s->trials[s->winner - 1] : NULL;
-    if (w)
-        rc |= jsonbuf_printf(&b, "{\"winner\": %d, \"trials\": %d, \"val_loss\": %.6f, \"val_acc\": %.6f}\n", w->n,
-                             s->n_trials, w->val_loss, w->val_acc);
-    char path[4096];
-    rundir_path(path, sizeof path, s->dir, TRIALS_FILE);
-    if (rc == 0 && atomic_write(path, b.data, b.len, err, errlen) != 0) rc = -1;
-    else if (rc != 0) set_error(err, errlen, "out of memory");
-    jsonbuf_free(&b);
-    return rc == 0 ? EXIT_OK : ERR_RUNTIME;
+    return s->dist->rank == 0 ? autotune_write_trials(s->dir, s->trials, s->n_trials, s->winner, err, errlen)
+                              : EXIT_OK;
 }
 
-static int trial_from_json(const JsonValue *o, Trial *t) {
-    memset(t, 0, sizeof *t);
-    double n, epochs, run, seconds;
-    const JsonValue *opts = json_get(o, "options"), *curve = json_get(o, "val_losses");
-    const JsonValue *stopped = json_get(o, "stopped_early"), *failed = json_get(o, "failed");
-    if (json_number(o, "trial", &n) || json_number(o, "epochs", &epochs) || json_number(o, "epochs_run", &run) ||
-        json_number(o, "val_loss", &t->val_loss) || json_number(o, "val_acc", &t->val_acc) ||
-        json_number(o, "seconds", &seconds) || !opts || opts->type != JSON_OBJECT || !curve ||
-        curve->type != JSON_ARRAY || curve->count != (int)run || !stopped || stopped->type != JSON_BOOL || !failed ||
-        failed->type != JSON_BOOL)
-        return -1;
-    t->n = (int)n;
-    t->epochs = (int)epochs;
-    t->epochs_run = (int)run;
-    t->stopped_at = stopped->boolean ? t->epochs_run : 0;
-    t->failed = failed->boolean;
-    t->seconds = seconds;
-    for (int a = 0; a < N_AXES; a++) {
-        const JsonValue *v = json_get(opts, AXES[a].name);
-        if (!v || v->type != JSON_STRING) return -1;
-        snprintf(t->value[a], VALUE_LEN, "%s", v->string);
-    }
-    if (run > 0 && !(t->curve = malloc(sizeof(double) * (size_t)run))) return -1;
-    for (int e = 0; e < t->epochs_run; e++) {
-        if (curve->items[e].type != JSON_NUMBER) return -1;
-        t->curve[e] = curve->items[e].number;
-    }
-    return 0;
-}
-
-/* The trials that ended, and the winner if chosen, from RUN/trials.jsonl (none yet: no file). */
+/* The trials that ended and the winner, if chosen; their seconds count against the budget. */
 static int read_trials(Search *s, char *err, size_t errlen) {
-    char path[4096];
-    rundir_path(path, sizeof path, s->dir, TRIALS_FILE);
-    if (access(path, F_OK) != 0) return EXIT_OK;
-    size_t len;
-    char *text = (char *)read_file(path, &len, err, errlen);
-    if (!text) return ERR_INPUT;
-    int rc = EXIT_OK, line_no = 0;
-    for (char *line = text, *next; rc == EXIT_OK && line && *line; line = next) {
-        next = strchr(line, '\n');
-        if (next) *next++ = '\0';
-        line_no++;
-        char why[256];
-        JsonValue *o = json_parse(line, strlen(line), why, sizeof why);
-        double winner;
-        if (o && json_get(o, "winner") && json_number(o, "winner", &winner) == 0) {
-            s->winner = (int)winner;
-        } else if (o && s->n_trials < MAX_TRIALS) {
-            Trial *t = &s->trials[s->n_trials];
-            if (trial_from_json(o, t) != 0 || t->n != s->n_trials + 1) rc = ERR_INPUT;
-            else s->n_trials++;
-        } else {
-            rc = ERR_INPUT;
-        }
-        json_free(o);
-    }
-    free(text);
-    if (rc == EXIT_OK && (s->winner < 0 || s->winner > s->n_trials)) rc = ERR_INPUT;
-    if (rc != EXIT_OK)
-        return fail(err, errlen, ERR_INPUT, "%s:%d: not a trial's line as this program writes it; the autotune "
-                    "cannot go on from it (start it again with --overwrite)", path, line_no);
-    for (int i = 0; i < s->n_trials; i++) s->before += s->trials[i].seconds;
-    return EXIT_OK;
+    int rc = autotune_read_trials(s->dir, s->trials, MAX_TRIALS, &s->n_trials, &s->winner, err, errlen);
+    for (int i = 0; rc == EXIT_OK && i < s->n_trials; i++) s->before += s->trials[i].seconds;
+    return rc;
 }
 
 /* ------------------------------------------------------------ a trial */
@@ -480,7 +294,7 @@ static int run_trial(Search *s, Trial *t, int resume, char *err, size_t errlen) 
     double *loss = NULL, *acc = NULL;
     int done = resume ? read_history(dir, &loss, &acc) : 0, rc = done < 0 ? ERR_RUNTIME : EXIT_OK;
     /* a state saved inside its first epoch has no metrics.csv yet, and is continued all the same */
-    resume = resume && rundir_holds(dir, "state.safetensors") && rundir_holds(dir, "run.json");
+    resume = rank0_sees(s->dist, resume && rundir_holds(dir, "state.safetensors") && rundir_holds(dir, "run.json"));
     FitSummary sum = {0};
     double start = now_seconds();
     for (int k = 0; k <= n_rungs && rc == EXIT_OK; k++) {
@@ -561,7 +375,7 @@ static int start_next(const Search *s, const Trial *t) {
 static void print_trial(const Search *s, const Trial *t, const char *failure) {
     printf("trial %3d ", t->n);
     for (int a = 0; a < N_AXES; a++)
-        if (searched(s, a)) printf(" %s %s", AXES[a].name, t->value[a]);
+        if (searched(s, a)) printf(" %s %s", AUTOTUNE_AXES[a].name, t->value[a]);
     if (failure) printf("  failed: %s\n", failure);
     else if (t->stopped_at) printf("  | val loss %.4f  val acc %.4f  %.1f s  stopped early at epoch %d of %d\n",
                                    t->val_loss, t->val_acc, t->seconds, t->stopped_at, t->epochs);
@@ -619,16 +433,17 @@ static int search(Search *s, char *err, size_t errlen) {
  * here), so RUN is an ordinary run of the winner's options. */
 static int final_run(const Search *s, int resume, char *err, size_t errlen) {
     const Trial *w = &s->trials[s->winner - 1];
-    if (resume && rundir_holds(s->dir, "report.txt") && rundir_holds(s->dir, "run.json")) {
+    if (rank0_sees(s->dist, resume && rundir_holds(s->dir, "report.txt") && rundir_holds(s->dir, "run.json"))) {
         printf("the autotune of %s has ended: trial %d won (val loss %.4f, val acc %.4f); its model is %s's\n", s->dir,
                w->n, w->val_loss, w->val_acc, s->dir);
         return EXIT_OK;
     }
     Options o;
-    char value[N_AXES][VALUE_LEN];
+    char value[N_AXES][AUTOTUNE_VALUE_LEN];
     memcpy(value, w->value, sizeof value);
     if (trial_options(s, value, 1, &o) != 0) return fail(err, errlen, ERR_RUNTIME, "out of memory");
-    resume = resume && rundir_holds(s->dir, "state.safetensors") && rundir_holds(s->dir, "run.json");
+    resume = rank0_sees(s->dist, resume && rundir_holds(s->dir, "state.safetensors") &&
+                                     rundir_holds(s->dir, "run.json"));
     printf("\nwinner: trial %d of %d (val loss %.4f, val acc %.4f); %s as the run %s%s\n\n", w->n, s->n_trials,
            w->val_loss, w->val_acc, resume ? "continuing its training" : "training it again", s->dir,
            o.test_path && *o.test_path ? ", now with the test file's report" : "");
@@ -651,14 +466,14 @@ static void print_start(const Search *s) {
     printf(", judged on the validation split%s\nsearching:", s->base.test_path && *s->base.test_path
            ? " (the test file is read only at the end, for the winner's report)" : "");
     for (int a = 0; a < N_AXES; a++)
-        if (searched(s, a)) printf(" %s", AXES[a].name);
+        if (searched(s, a)) printf(" %s", AUTOTUNE_AXES[a].name);
     printf("\nfixed:");
     int any = 0;
     for (int a = 0; a < N_AXES; a++) {
         if (searched(s, a)) continue;
-        char value[VALUE_LEN];
-        options_format(&s->base, options_find(AXES[a].name), value, sizeof value);
-        printf(" %s %s", AXES[a].name, value);
+        char value[AUTOTUNE_VALUE_LEN];
+        options_format(&s->base, options_find(AUTOTUNE_AXES[a].name), value, sizeof value);
+        printf(" %s %s", AUTOTUNE_AXES[a].name, value);
         any = 1;
     }
     printf("%s\neach trial an ordinary run in %s/trials/NNN (its output in its train.log); trial 1 is the options "
@@ -703,12 +518,14 @@ int autotune_check_options(const Options *o, char *err, size_t errlen) {
     return EXIT_OK;
 }
 
+int autotune_found(const char *dir) { return rundir_holds(dir, AUTOTUNE_PLAN); }
+
 int autotune_replace(const DistContext *dist, const char *dir, int overwrite, char *err, size_t errlen) {
-    if (!rundir_holds(dir, AUTOTUNE_PLAN) && !rundir_holds(dir, TRIALS_FILE)) return EXIT_OK;
+    if (!rank0_sees(dist, rundir_holds(dir, AUTOTUNE_PLAN) || rundir_holds(dir, AUTOTUNE_TRIALS))) return EXIT_OK;
     if (!overwrite)
         return fail(err, errlen, ERR_INPUT, "%s holds an autotune (%s): --resume %s continues it, --overwrite "
                     "replaces it, --out DIR writes elsewhere", dir, AUTOTUNE_PLAN, dir);
-    static const char *const RECORD[] = {AUTOTUNE_PLAN, TRIALS_FILE};
+    static const char *const RECORD[] = {AUTOTUNE_PLAN, AUTOTUNE_TRIALS};
     for (int i = 0; i < 2 && dist->rank == 0; i++) {
         char path[4096];
         rundir_path(path, sizeof path, dir, RECORD[i]);
@@ -781,7 +598,7 @@ int autotune_resume(const DistContext *dist, const Options *given, char *err, si
     s.dir = dir;
     s.resumed = 1;
     options_defaults(&s.base);
-    rc = read_plan(&s, err, errlen);
+    rc = autotune_read_plan(s.dir, &s.base, &s.data_path, err, errlen);
     if (rc == EXIT_OK && options_given(given, "quiet")) s.base.quiet = given->quiet;
     /* the data must be what the trials so far were trained on */
     char first[4200];

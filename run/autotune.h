@@ -19,8 +19,9 @@
 #include "run/dist.h"
 #include "run/options.h"
 
-/* The file that marks a run directory as an autotune's (its plan). */
-#define AUTOTUNE_PLAN "autotune.json"
+/* 1 when dir holds an autotune (its plan, RUN/autotune.json): --resume
+ * goes on with autotune_resume. */
+int autotune_found(const char *dir);
 
 /* A new autotune of data_path into dir (claimed by the caller), with the
  * user's options o (o->autotune set). Each run.json records as its command
@@ -29,7 +30,7 @@
 int autotune_run(const DistContext *dist, const Options *o, const char *data_path, const char *dir, char *err,
                  size_t errlen);
 
-/* `./train --resume RUN` of an autotune (RUN holds AUTOTUNE_PLAN): claims
+/* `./train --resume RUN` of an autotune (autotune_found): claims
  * RUN, reads the plan and the trials that ended, and goes on from where it
  * stopped, to the same trials, numbers and model. given are the resume
  * command's options (only --threads and --quiet may be given with it). */
