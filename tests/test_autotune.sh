@@ -49,6 +49,20 @@ expect_refusal "--resume of a plain run with --autotune" "--autotune cannot chan
     "$TRAIN" --resume "$tmp/plain" --autotune 1m
 [ -d "$tmp/plain/trials" ] && fail "a run without --autotune made a trials folder"
 
+# ------------------------------------------------------------ trial 1 is the options as given
+# A budget in hours, one trial: that trial, and the run, are the plain run of the same options, byte for byte.
+"$TRAIN" "$tmp/tiny.tsv" "${SMALL[@]}" --quiet=false --autotune 1.5h --autotune-trials 1 --out "$tmp/one-trial" >"$tmp/one.txt" 2>&1 ||
+    fail "--autotune 1.5h --autotune-trials 1 failed: $(tail -n 3 "$tmp/one.txt")"
+grep -q "up to 1.5h (5400 s)" "$tmp/one.txt" && pass "--autotune 1.5h is 5400 s" ||
+    fail "--autotune 1.5h: $(head -n 1 "$tmp/one.txt")"
+if cmp -s "$tmp/plain/model.safetensors" "$tmp/one-trial/trials/001/model.safetensors" &&
+    cmp -s "$tmp/plain/model.safetensors" "$tmp/one-trial/model.safetensors" &&
+    cmp -s <(cut -d, -f1-7 "$tmp/plain/metrics.csv") <(cut -d, -f1-7 "$tmp/one-trial/trials/001/metrics.csv"); then
+    pass "trial 1 and the run it wins are the plain run of the options as given (model bytes, metrics)"
+else
+    fail "trial 1 differs from the plain run of the same options"
+fi
+
 # ------------------------------------------------------------ a tiny budget
 # (each trial here takes about 0.2-1.5 s)
 # Every trial after the first starts only while the time so far (at least
