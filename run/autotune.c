@@ -70,11 +70,13 @@ static int set_option(Options *o, const char *name, const char *value) {
     return options_set(o, options_find(name), value, err, sizeof err);
 }
 
-/* 1 when the search draws the axis: not given by the user, nor taken from --init's run. */
+/* 1 when the search draws the axis: not given by the user, nor taken from
+ * --init's run (nor epochs when they are not a count to take fractions of). */
 static int searched(const Search *s, int axis) {
     int from_init = s->base.init_dir && *s->base.init_dir && axis != AXIS_LR && axis != AXIS_WD &&
                     axis != AXIS_DROPOUT && axis != AXIS_EPOCHS;
-    return !options_given(&s->base, AUTOTUNE_AXES[axis].name) && !from_init;
+    return !options_given(&s->base, AUTOTUNE_AXES[axis].name) && !from_init &&
+           (axis != AXIS_EPOCHS || s->base.epochs > 0);
 }
 
 /* The axis's k-th value as options_set takes it. */
@@ -385,6 +387,10 @@ static void print_trial(const Search *s, const Trial *t, const char *failure) {
 
 /* An interrupt's message: where it stopped and the command that goes on. */
 static int interrupted(const Search *s, const char *where, char *err, size_t errlen) {
+    if (s->dist->rank != 0) {   /* MPI: rank 0 says it */
+        err[0] = '\0';
+        return EXIT_INTERRUPTED;
+    }
     char first[512];
     snprintf(first, sizeof first, "%s", err[0] ? err : "interrupted");
     first[strcspn(first, "\n")] = '\0';

@@ -2,7 +2,7 @@
 # test_autotune.sh: --autotune DURATION: a tiny budget ends within its budget plus one trial and records its trials;
 # the test file changes nothing (a planted one with flipped labels gives the same trials and model bytes); 1 and 2
 # threads choose the same; clearly worse trials stop at rungs as the halving rule says; SIGINT then --resume ends as an uninterrupted run; the run is the winner's (reproduce,
-# diff); bad uses are refused with exit 2; two MPI ranks run it when MPI is there.
+# diff); bad uses are refused with exit 2; two MPI ranks run it, and resume it to the same result, when MPI is there.
 source "$(dirname "$0")/lib.sh"
 TRAIN=$PWD/train
 [ -x "$TRAIN" ] || { echo "FAIL: $TRAIN is not built (run make)"; exit 1; }
@@ -200,15 +200,36 @@ else
 fi
 
 # ------------------------------------------------------------ MPI: rank 0 decides, all ranks train
+# Two ranks straight through, and two ranks stopped by SIGUSR1 (what mpirun forwards) inside trial 2 and resumed:
+# the same trials and model.
 if command -v mpirun >/dev/null 2>&1 && "$TRAIN" --version | grep -qx 'mpi: yes'; then
-    mpirun --allow-run-as-root --oversubscribe -np 2 "$TRAIN" "$tmp/tiny.tsv" "${SMALL[@]}" --autotune 1h \
-        --autotune-trials 3 --threads 1 --out "$tmp/mpi" >"$tmp/mpi.txt" 2>&1
+    MPI=(mpirun --allow-run-as-root --oversubscribe -np 2 "$TRAIN")
+    TINY4=("$tmp/tiny.tsv" "${SMALL[@]}" --autotune 1h --autotune-trials 3 --threads 1)
+    "${MPI[@]}" "${TINY4[@]}" --out "$tmp/mpi" >"$tmp/mpi.txt" 2>&1
     rc=$?
     if [ "$rc" -eq 0 ] && [ "$(grep -c '"trial"' "$tmp/mpi/trials.jsonl")" = 3 ] &&
         "$TRAIN" predict --model "$tmp/mpi" "a good movie" >/dev/null 2>&1; then
         pass "2 MPI ranks: 3 trials, a winner and a model that predicts"
     else
         fail "2 MPI ranks: exit $rc: $(tail -n 3 "$tmp/mpi.txt")"
+    fi
+    "${MPI[@]}" "${TINY4[@]}" --out "$tmp/mpi-int" >/dev/null 2>"$tmp/mpi-int.txt" &
+    pid=$!
+    for _ in $(seq 600); do
+        [ -s "$tmp/mpi-int/trials/002/train.log" ] && break
+        kill -0 "$pid" 2>/dev/null || break
+        sleep 0.05
+    done
+    kill -USR1 "$pid" 2>/dev/null
+    wait "$pid"
+    rc=$?
+    if [ "$rc" -eq 0 ]; then
+        skip "MPI: the autotune ended before it could be interrupted"
+    elif [ "$rc" -eq 130 ] && [ "$(grep -c '^continue with: mpirun -np 2' "$tmp/mpi-int.txt")" = 1 ]; then
+        "${MPI[@]}" --resume "$tmp/mpi-int" --threads 1 >/dev/null 2>&1 || fail "MPI: the resume failed"
+        same_run "2 MPI ranks interrupted by SIGUSR1 and resumed" "$tmp/mpi" "$tmp/mpi-int"
+    else
+        fail "MPI: SIGUSR1: exit $rc, $(cat "$tmp/mpi-int.txt")"
     fi
 else
     skip "MPI: mpirun or an MPI build is missing"
