@@ -28,6 +28,17 @@ same_run() {  # what, dir_a, dir_b: the same trials (numbers and choice) and the
     fi
 }
 
+# stop_in_trial_2 SIGNAL PID RUN: once RUN's trial 2 has begun (or PID has ended), SIGNAL to PID; PID's exit code
+stop_in_trial_2() {
+    for _ in $(seq 600); do
+        [ -s "$3/trials/002/train.log" ] && break
+        kill -0 "$2" 2>/dev/null || break
+        sleep 0.05
+    done
+    kill -"$1" "$2" 2>/dev/null
+    wait "$2"
+}
+
 # ------------------------------------------------------------ bad uses
 expect_refusal() {  # what, text the message must hold, command...
     local what=$1 text=$2
@@ -176,14 +187,7 @@ fi
 # ------------------------------------------------------------ SIGINT, then --resume
 # Interrupted once trial 2 has begun (so inside its first epoch), resumed at the other thread count.
 "$TRAIN" "${FOUR[@]}" --test "$tmp/test.tsv" --threads 1 --out "$tmp/int" >/dev/null 2>"$tmp/int-err.txt" &
-pid=$!
-for _ in $(seq 600); do
-    [ -s "$tmp/int/trials/002/train.log" ] && break
-    kill -0 "$pid" 2>/dev/null || break
-    sleep 0.05
-done
-kill -INT "$pid" 2>/dev/null
-wait "$pid"
+stop_in_trial_2 INT $! "$tmp/int"
 rc=$?
 if [ "$rc" -eq 0 ]; then
     skip "SIGINT: the autotune ended before it could be interrupted"
@@ -214,14 +218,7 @@ if command -v mpirun >/dev/null 2>&1 && "$TRAIN" --version | grep -qx 'mpi: yes'
         fail "2 MPI ranks: exit $rc: $(tail -n 3 "$tmp/mpi.txt")"
     fi
     "${MPI[@]}" "${TINY4[@]}" --out "$tmp/mpi-int" >/dev/null 2>"$tmp/mpi-int.txt" &
-    pid=$!
-    for _ in $(seq 600); do
-        [ -s "$tmp/mpi-int/trials/002/train.log" ] && break
-        kill -0 "$pid" 2>/dev/null || break
-        sleep 0.05
-    done
-    kill -USR1 "$pid" 2>/dev/null
-    wait "$pid"
+    stop_in_trial_2 USR1 $! "$tmp/mpi-int"
     rc=$?
     if [ "$rc" -eq 0 ]; then
         skip "MPI: the autotune ended before it could be interrupted"
