@@ -16,11 +16,11 @@
 #include "base/errors.h"
 #include "base/fileio.h"
 #include "base/rng.h"
-#include "report/metrics_csv.h"
 #include "run/fit.h"
 #include "run/record.h"
 #include "run/rundir.h"
 #include "run/signals.h"
+#include "run/state.h"
 
 #define SITE_AUTOTUNE 0x4155544F54554E45ull   /* "AUTOTUNE": the rng site of the trials' draws, used by nothing else */
 #define MAX_TRIALS 999
@@ -47,8 +47,9 @@ static double now_seconds(void) {
     return ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
-/* A number as metrics.csv writes it (%.6f), so that a decision made from a
- * resumed run's files is the one made from the numbers in memory. */
+/* A number as metrics.csv and trials.jsonl write it (%.6f), so that a
+ * decision made from the record after a resume is the one made from the
+ * numbers in memory. */
 static double six(double x) {
     char text[64];
     snprintf(text, sizeof text, "%.6f", x);
@@ -218,21 +219,17 @@ static int clearly_worse(const Search *s, double loss, int r) {
     return count >= 2 && better >= (count + ETA - 1) / ETA;
 }
 
-/* The validation losses and accuracies a trial's metrics.csv holds (0
- * epochs without a saved state). */
+/* The validation losses and accuracies of the epochs a trial's saved
+ * state holds (0 epochs without one): the epochs its resume goes on from. */
 static int read_history(const char *dir, double **loss, double **acc) {
-    char path[4096];
-    rundir_path(path, sizeof path, dir, "metrics.csv");
     EpochRecord *h = NULL;
-    int has_val = 0, n = 0;
-    char err[256];
-    if (rundir_holds(dir, "state.safetensors")) n = metrics_csv_read(path, &h, &has_val, err, sizeof err);
+    int n = rundir_holds(dir, "state.safetensors") ? state_saved_history(dir, &h) : 0;
     if (n < 0) n = 0;
     *loss = malloc(sizeof(double) * (size_t)(n + 1));
     *acc = malloc(sizeof(double) * (size_t)(n + 1));
     for (int e = 0; e < n && *loss && *acc; e++) {
-        (*loss)[e] = h[e].val_loss;
-        (*acc)[e] = h[e].val_acc;
+        (*loss)[e] = six(h[e].val_loss);
+        (*acc)[e] = six(h[e].val_acc);
     }
     free(h);
     return *loss && *acc ? n : -1;

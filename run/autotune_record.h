@@ -35,7 +35,7 @@ typedef struct {
     int stopped_at;                          /* the rung epoch it was stopped at; 0: it ended by itself */
     int failed;                              /* 1: it ended in an error */
     double val_loss, val_acc;                /* of the weights it ended with (stopped early: its last epoch's) */
-    double *curve;                           /* (epochs_run) validation loss at each epoch's end, as metrics.csv has it */
+    double *curve;                           /* (epochs_run) validation loss at each epoch's end, to 6 decimals */
     double seconds;
 } Trial;
 
