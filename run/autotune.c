@@ -447,8 +447,9 @@ static int final_run(const Search *s, int resume, char *err, size_t errlen) {
     if (trial_options(s, value, 1, &o) != 0) return fail(err, errlen, ERR_RUNTIME, "out of memory");
     resume = rank0_sees(s->dist, resume && rundir_holds(s->dir, "state.safetensors") &&
                                      rundir_holds(s->dir, "run.json"));
-    printf("\nwinner: trial %d of %d (val loss %.4f, val acc %.4f); %s as the run %s%s\n\n", w->n, s->n_trials,
-           w->val_loss, w->val_acc, resume ? "continuing its training" : "training it again", s->dir,
+    printf("\nwinner: trial %d of %d (val loss %.4f, val acc %.4f; the options as given: %.4f, %.4f); %s as the run "
+           "%s%s\n\n", w->n, s->n_trials, w->val_loss, w->val_acc, s->trials[0].val_loss, s->trials[0].val_acc,
+           resume ? "continuing its training" : "training it again", s->dir,
            o.test_path && *o.test_path ? ", now with the test file's report" : "");
     fflush(stdout);
     int rc = fit_as_command(s, &o, s->dir, resume, NULL, err, errlen);

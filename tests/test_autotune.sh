@@ -74,6 +74,14 @@ else
     fail "trial 1 differs from the plain run of the same options"
 fi
 
+# a plain run into the autotune's directory is refused, and with --overwrite replaces its record too
+mkdir -p "$tmp/searching" && cp "$tmp/one-trial/autotune.json" "$tmp/searching/"
+expect_refusal "a plain run into an autotune in progress" "holds an autotune" "$TRAIN" "$tmp/tiny.tsv" --out "$tmp/searching"
+"$TRAIN" "$tmp/tiny.tsv" "${SMALL[@]}" --out "$tmp/one-trial" --overwrite >/dev/null 2>&1 &&
+    [ ! -e "$tmp/one-trial/autotune.json" ] && [ ! -e "$tmp/one-trial/trials.jsonl" ] &&
+    pass "a plain run with --overwrite takes the autotune's record away (so --resume continues the plain run)" ||
+    fail "a plain run over an autotune left its record"
+
 # ------------------------------------------------------------ a tiny budget
 # (each trial here takes about 0.2-1.5 s)
 # Every trial after the first starts only while the time so far (at least
