@@ -14,6 +14,7 @@
 #include "cli/commands.h"
 #include "cli/usage.h"
 #include "report/font.h"
+#include "run/autotune.h"
 #include "run/dist.h"
 #include "run/fit.h"
 #include "run/init.h"
@@ -35,6 +36,8 @@ static int report_fit_error(const DistContext *dist, int rc, const char *err) {
 static int train_command(const DistContext *dist, Options *o, int argc, char **argv) {
     if (o->resume_dir && *o->resume_dir) {
         char err[1024] = "";
+        if (autotune_found(o->resume_dir))   /* an autotune goes on with its trials */
+            return report_fit_error(dist, autotune_resume(dist, o, err, sizeof err), err);
         return report_fit_error(dist, resume_run(dist, o, argc, argv, stderr, err, sizeof err), err);
     }
     if (o->n_args != 1) {
@@ -43,8 +46,10 @@ static int train_command(const DistContext *dist, Options *o, int argc, char **a
         return EXIT_USAGE;
     }
     char err[1024] = "";
+    int rc = autotune_check_options(o, err, sizeof err);
+    if (rc != EXIT_OK) return report_fit_error(dist, rc, err);
     /* --init RUN: the model options become RUN's (run.json records them) */
-    int rc = init_adopt_options(o, err, sizeof err);
+    rc = init_adopt_options(o, err, sizeof err);
     if (rc != EXIT_OK) return report_fit_error(dist, rc, err);
     /* docs/DESIGN.md §2: a directory holding a run is refused without --overwrite; the default one is numbered instead */
     RunDirPolicy policy = {o->overwrite ? RUNDIR_OVERWRITE : RUNDIR_NEW, 1, NULL, stderr};
@@ -57,7 +62,9 @@ static int train_command(const DistContext *dist, Options *o, int argc, char **a
         rc = rundir_claim_numbered(&dir, dist, base, &policy, err, sizeof err);
     }
     if (rc != EXIT_OK) return report_fit_error(dist, rc, err);
-    rc = fit(dist, o, o->args[0], dir.path, 0, argc, argv, NULL, err, sizeof err);
+    if (o->autotune && *o->autotune) rc = autotune_run(dist, o, o->args[0], dir.path, err, sizeof err);
+    else if ((rc = autotune_replace(dist, dir.path, o->overwrite, err, sizeof err)) == EXIT_OK)
+        rc = fit(dist, o, o->args[0], dir.path, 0, argc, argv, NULL, err, sizeof err);
     rundir_release(&dir);
     return report_fit_error(dist, rc, err);
 }

@@ -11,11 +11,14 @@
 static const char *const NOT_TRAINING = " model probs header strict png untrained backward label html html-max-mb ";
 /* Options of a classifier's training only. */
 #define PROBE_OPTIONS " -probe -probe-file -no-probes"
+/* Options of a classifier's training run only (not of pretraining or compare-pe). */
+#define AUTOTUNE_OPTIONS " -autotune -autotune-trials"
 
 const CommandSpec COMMANDS[] = {
     {"fit",
      "./train DATA.tsv [options]\n"
      "./train fit DATA.tsv [options]\n"
+     "./train DATA.tsv --autotune DURATION [options]\n"
      "./train --resume RUN [--epochs N] [--patience N] [--stop-after N] [--threads N] [--quiet]\n",
      "Trains a classifier on DATA: TSV (label<TAB>text per line), or CSV/TSV with a header\n"
      "row (--label-column, --text-column choose its columns). The run directory (--out)\n"
@@ -33,7 +36,7 @@ const CommandSpec COMMANDS[] = {
      "fill them in; the table shows the masked tokens' loss, accuracy and perplexity.\n"
      "[UNK] (a word outside the vocabulary) is never masked, so it is in none of them.\n"
      "Then ./train DATA.tsv --init RUN fine-tunes a classifier from this encoder.\n",
-     "@training -class-weights -pool -test" PROBE_OPTIONS},
+     "@training -class-weights -pool -test" PROBE_OPTIONS AUTOTUNE_OPTIONS},
     {"eval",
      "./train eval --model RUN DATA.tsv\n",
      "The classification report and confusion matrix of a saved model on labelled data,\n"
@@ -88,7 +91,7 @@ const CommandSpec COMMANDS[] = {
      "and without, into OUT/pe-sinusoidal and OUT/pe-none (OUT: --out, default\n"
      "runs/<data-name>-compare-pe); prints both traces side by side and draws both runs'\n"
      "curves in OUT/compare.png.\n",
-     "@training -pe -resume -stop-after" PROBE_OPTIONS},
+     "@training -pe -resume -stop-after" PROBE_OPTIONS AUTOTUNE_OPTIONS},
 };
 const int COMMAND_COUNT = (int)(sizeof COMMANDS / sizeof COMMANDS[0]);
 

@@ -575,6 +575,7 @@ static int choose_average(Trainer *t, char *err, size_t errlen) {
     double run_loss = p->history[compared - 1].val_loss;
     int first = p->n_history - p->n_averaged + 1;
     t->average_kept = val[0] < run_loss;
+    t->average_val_loss = val[0];
     snprintf(t->average_note, sizeof t->average_note, "swa: the mean of the weights at the ends of epochs %d-%d: val "
              "loss %.4f (accuracy %.4f); epoch %d's weights: %.4f; the model is %s", first, p->n_history, val[0],
              val[1], compared, run_loss, t->average_kept ? "the mean" : "unchanged");
@@ -661,6 +662,10 @@ int fit(const DistContext *dist, const Options *o, const char *data_path, const 
             else if (!t.mlm)
                 rc = final_report(t.model, t.dist, &t.corpus, t.dir, t.progress.history, t.progress.n_history, &fo,
                                   &val_acc, &test_acc, err, errlen);
+            /* the validation loss of the weights the run ends with: the average's, the best epoch's or the last's */
+            int ended = t.best_params && t.progress.best_epoch > 0 ? t.progress.best_epoch : t.progress.n_history;
+            if (!t.mlm && t.corpus.has_val && ended > 0)
+                val_loss = t.average_kept ? t.average_val_loss : t.progress.history[ended - 1].val_loss;
         }
     }
     if (summary) {

@@ -14,6 +14,7 @@ typedef struct {
     int n_epochs;
     int has_val;
     int mlm;               /* pretraining: final_val_acc is masked-token accuracy, final_val_loss its loss */
+                           /* classifying: final_val_loss is that of the weights the run ends with */
     double final_val_acc, final_test_acc, final_val_loss;
 } FitSummary;
 

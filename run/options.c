@@ -100,6 +100,11 @@ const OptionSpec OPTION_TABLE[] = {
      "(repeatable; default: up to 4 validation examples, one per class)", 0},
     {"probe-file", OPT_STRING, OFF(probe_file), "", 0, 0, NULL,
      "probe texts, one a line, or label<TAB>text lines (then the loss for the label is recorded too)", 0},
+    {"autotune", OPT_STRING, OFF(autotune), "", 0, 0, NULL,
+     "search the options that matter for this long (600, 90s, 10m, 1h), judged on the validation split: trials in "
+     "RUN/trials, each recorded in RUN/trials.jsonl; the best becomes the run (docs/USAGE.md)", 1},
+    {"autotune-trials", OPT_INT, OFF(autotune_trials), "0", 0, 999, NULL,
+     "--autotune: at most this many trials (0: as many as the time allows); a fixed count repeats exactly", 1},
     {"no-probes", OPT_FLAG, OFF(no_probes), "0", 0, 1, NULL, "record no probes (see --probe)", 0},
 };
 const int OPTION_COUNT = (int)(sizeof OPTION_TABLE / sizeof OPTION_TABLE[0]);
@@ -181,6 +186,10 @@ int options_set(Options *o, const OptionSpec *s, const char *value, char *err, s
         /* fall through */
     case OPT_STRING: {
         char *old = *(char **)field(o, s);
+        double seconds;
+        if (s->offset == OFF(autotune) && *value && options_duration(value, &seconds) != 0)
+            return fail(err, errlen, ERR_INPUT, "--autotune: '%s' is not a duration; give seconds (600) or a number "
+                        "with s, m or h (90s, 10m, 1h), above 0", value);
         if (s->offset == OFF(probe_texts) && strchr(value, '\n'))
             return fail(err, errlen, ERR_INPUT, "--probe: a probe text is one line (several texts: --probe once for each)");
         if (s->offset == OFF(probe_texts) && old && *old) {   /* --probe again: one more text, a line of its own */
@@ -217,6 +226,17 @@ int options_set(Options *o, const OptionSpec *s, const char *value, char *err, s
     return ERR_INPUT;
 }
 
+int options_duration(const char *text, double *seconds) {
+    char *end;
+    errno = 0;
+    double v = strtod(text, &end);
+    double unit = *end == 's' ? 1 : *end == 'm' ? 60 : *end == 'h' ? 3600 : *end ? 0 : 1;
+    if (end == text || unit == 0 || (*end && end[1]) || errno || !isfinite(v) || !(v > 0) || v * unit > 1e9)
+        return -1;
+    *seconds = v * unit;
+    return 0;
+}
+
 void options_defaults(Options *o) {
     memset(o, 0, sizeof *o);
     char err[128];
@@ -235,6 +255,56 @@ void options_free(Options *o) {
     free(o->args);
     o->args = NULL;
     o->n_args = 0;
+}
+
+int options_copy(Options *dst, const Options *src) {
+    *dst = *src;
+    dst->args = NULL;
+    dst->n_args = 0;
+    int ok = 1;
+    for (int i = 0; i < OPTION_COUNT; i++) {
+        const OptionSpec *s = &OPTION_TABLE[i];
+        if (s->kind != OPT_STRING && s->kind != OPT_CHOICE) continue;
+        char **text = (char **)field(dst, s);
+        char *copy = *text ? strdup(*text) : NULL;
+        if (*text && !copy) ok = 0;
+        *text = copy;
+    }
+    return ok ? 0 : -1;
+}
+
+char **options_command_line(const Options *o, const char *data_path, int *argc) {
+    Options defaults;
+    options_defaults(&defaults);
+    char **argv = calloc((size_t)OPTION_COUNT * 2 + 2, sizeof *argv);
+    int n = 0, ok = argv != NULL;
+    if (ok) {
+        argv[n++] = strdup("./train");
+        argv[n++] = strdup(data_path);
+    }
+    for (int i = 0; ok && i < OPTION_COUNT; i++) {
+        const OptionSpec *s = &OPTION_TABLE[i];
+        char value[4096], fallback[4096], name[80];
+        options_format(o, s, value, sizeof value);
+        options_format(&defaults, s, fallback, sizeof fallback);
+        if (!s->recorded || strcmp(value, fallback) == 0) continue;
+        snprintf(name, sizeof name, "--%s", s->name);
+        argv[n++] = strdup(name);
+        argv[n++] = strdup(value);
+    }
+    options_free(&defaults);
+    for (int i = 0; ok && i < n; i++) ok = argv[i] != NULL;
+    if (!ok) {
+        options_command_free(argv, n);
+        return NULL;
+    }
+    *argc = n;
+    return argv;
+}
+
+void options_command_free(char **argv, int argc) {
+    for (int i = 0; argv && i < argc; i++) free(argv[i]);
+    free(argv);
 }
 
 int options_given(const Options *o, const char *name) {
@@ -428,6 +498,7 @@ void options_help_line(FILE *out, const OptionSpec *s) {
     if (strstr(s->name, "-column")) meta = "NAME|N";
     if (strcmp(s->name, "label") == 0) meta = "LABEL";   /* the strings that are not paths */
     if (strcmp(s->name, "probe") == 0) meta = "TEXT";
+    if (strcmp(s->name, "autotune") == 0) meta = "DURATION";
     snprintf(left, sizeof left, "--%s %s", s->name, meta);
     const char *def = s->default_value;
     if (s->kind == OPT_FLAG) def = strcmp(def, "1") == 0 ? "on" : "off";

@@ -40,6 +40,8 @@ typedef struct {
     const char *label_column, *text_column;
     int overwrite;         /* train into a directory that holds a run, replacing it */
     const char *probe_texts, *probe_file;   /* --probe (repeatable: the texts joined by newlines), --probe-file */
+    const char *autotune;  /* --autotune DURATION ("": off), checked by options_duration */
+    int autotune_trials;   /* --autotune-trials: at most this many trials (0: as many as the time allows) */
     int no_probes;         /* --no-probes: record none */
     /* positional arguments (data file, texts, run directories) */
     char **args;
@@ -71,6 +73,14 @@ void options_defaults(Options *o);
  * message, naming the option, in err. */
 int options_parse(Options *o, int argc, char **argv, int first, char *err, size_t errlen);
 void options_free(Options *o);
+/* dst: a copy of src owning its own strings, without the positional
+ * arguments (free it with options_free). 0, or -1 when out of memory. */
+int options_copy(Options *dst, const Options *src);
+/* The command line that gives o: "./train", data_path, then --name value
+ * for each recorded option not at its default; *argc strings, each and the
+ * array malloc'd (options_command_free). NULL when out of memory. */
+char **options_command_line(const Options *o, const char *data_path, int *argc);
+void options_command_free(char **argv, int argc);
 /* 1 if the option (by name) was given on the command line */
 int options_given(const Options *o, const char *name);
 /* 1 for a pretraining run (--task pretrain, which ./train pretrain sets) */
@@ -78,6 +88,9 @@ int options_pretrain(const Options *o);
 const OptionSpec *options_find(const char *name);
 /* Value of an option as text (for run.json, diff and --help). */
 void options_format(const Options *o, const OptionSpec *spec, char *buf, size_t len);
+/* A duration as --autotune takes it: seconds (600, 2.5) or a number with
+ * s, m or h (90s, 10m, 1h), above 0. 0 with *seconds set, or -1. */
+int options_duration(const char *text, double *seconds);
 /* Sets an option from text, as if given on the command line. Returns
  * EXIT_OK, or ERR_INPUT (ERR_RUNTIME: out of memory) with a message. */
 int options_set(Options *o, const OptionSpec *spec, const char *value, char *err, size_t errlen);

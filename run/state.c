@@ -200,3 +200,18 @@ int state_saved_epochs(const char *dir) {
     st_free(&f);
     return (int)epochs;
 }
+
+int state_saved_history(const char *dir, EpochRecord **history) {
+    char path[4096], err[256];
+    rundir_path(path, sizeof path, dir, "state.safetensors");
+    *history = NULL;
+    StFile f;
+    if (st_load(path, &f, err, sizeof err) != 0) return -1;
+    TrainProgress p = {0};
+    const char *text = st_meta(&f, "history");
+    int n = text && history_parse(&p, text, 0) == 0 ? p.n_history : -1;
+    st_free(&f);
+    if (n < 0) free(p.history);
+    else *history = p.history;
+    return n;
+}

@@ -47,5 +47,9 @@ int state_restart_best(TrainProgress *p);
 /* The --epochs in force when dir/state.safetensors was last saved, or 0
  * (no state, or one written before the key). */
 int state_saved_epochs(const char *dir);
+/* The finished epochs dir/state.safetensors records, exactly as saved
+ * (*history malloc'd; the caller frees it): their count, or -1 (no state,
+ * or a malformed one). */
+int state_saved_history(const char *dir, EpochRecord **history);
 
 #endif

@@ -31,6 +31,7 @@ typedef struct {
     float *live;              /* (n_params) with --swa: the run's weights while the average is evaluated */
     int average_kept;         /* 1: the average validated better and is the model */
     char average_note[256];   /* --swa: the comparison, for the final report ("" without one) */
+    double average_val_loss;  /* --swa: the average's validation loss */
     TrainProgress progress;
     int steps_per_epoch;
     long total_steps, warmup_steps;
