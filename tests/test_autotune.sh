@@ -170,7 +170,7 @@ PY
         fail "halving: the record breaks the rule: $(tail -n 2 "$tmp/halving.txt")"
     fi
 else
-    skip "halving: python3 is not installed"
+    skip "halving: python3 is not installed (apt-get install python3)"
 fi
 if [ -n "$winner" ] && cmp -s "$tmp/ref/model.safetensors" "$tmp/ref/trials/$(printf %03d "$winner")/model.safetensors"; then
     pass "the run's model is the winning trial's, byte for byte"
@@ -237,7 +237,7 @@ if command -v mpirun >/dev/null 2>&1 && "$TRAIN" --version | grep -qx 'mpi: yes'
         fail "MPI: SIGUSR1: exit $rc, $(cat "$tmp/mpi-int.txt")"
     fi
 else
-    skip "MPI: mpirun or an MPI build is missing"
+    skip "MPI: mpirun or an MPI build is missing (apt-get install openmpi-bin libopenmpi-dev, then make)"
 fi
 
 finish test_autotune
