@@ -122,13 +122,18 @@ static void test_group_by_length(void) {
 
 /* --epochs auto: round(1200 / steps per epoch) within [2, 40], worked by hand. */
 static void test_auto_epochs(void) {
-    CHECK(schedule_auto_epochs(1294, 32) == 29, "41 steps an epoch: 1200 / 41 = 29.3, so 29 (got %d)",
-          schedule_auto_epochs(1294, 32));
-    CHECK(schedule_auto_epochs(8640, 32) == 4, "270 steps: 4.4, so 4 (got %d)", schedule_auto_epochs(8640, 32));
-    CHECK(schedule_auto_epochs(4438, 32) == 9, "139 steps: 8.6, so 9 (got %d)", schedule_auto_epochs(4438, 32));
-    CHECK(schedule_auto_epochs(34560, 32) == 2, "1080 steps: 1.1, at least 2 (got %d)", schedule_auto_epochs(34560, 32));
-    CHECK(schedule_auto_epochs(40, 32) == 40, "2 steps: 600, at most 40 (got %d)", schedule_auto_epochs(40, 32));
-    CHECK(schedule_auto_epochs(9600, 64) == 8, "150 steps of 64: 8 (got %d)", schedule_auto_epochs(9600, 64));
+    static const struct { int n, batch, epochs; const char *why; } cases[] = {
+        {1294, 32, 29, "41 steps an epoch: 1200 / 41 = 29.3, so 29"},
+        {8640, 32, 4, "270 steps: 4.4, so 4"},
+        {4438, 32, 9, "139 steps: 8.6, so 9"},
+        {34560, 32, 2, "1080 steps: 1.1, at least 2"},
+        {40, 32, 40, "2 steps: 600, at most 40"},
+        {9600, 64, 8, "150 steps of 64: 8"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        int got = schedule_auto_epochs(cases[i].n, cases[i].batch);
+        CHECK(got == cases[i].epochs, "%s (got %d)", cases[i].why, got);
+    }
 }
 
 /* --swa: the last round(fraction x epochs) epochs, off below 2 of them. */
