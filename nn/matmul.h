@@ -409,15 +409,22 @@ static void mm_pack_b_bf16(uint32_t *restrict block, MatView b, long k0, int kc,
  * a zero of its sign, a subnormal sum is written as one. */
 static inline float bf16_flush(float x) { return fabsf(x) < FLT_MIN ? copysignf(0.0f, x) : x; }
 
-/* v (BF_MR x BF_NR, starting values on entry) += the kp word pairs of the
- * A panel times the B panel, each pair as vdpbf16ps adds it: the high
- * halves' product, then the low halves', each sum rounded to float (fmaf:
- * the product of two bfloat16 is exact) and flushed. */
+/* Starting value (i, j) of a tile: from's row i (row stride from_ld; 0:
+ * one row, a bias, for every i), or 0 when from is NULL. */
+static inline float bf16_start(const float *from, long from_ld, int i, int j) {
+    return from ? from[i * from_ld + j] : 0.0f;
+}
+
+/* out (BF_MR x BF_NR, row stride out_ld) = the starting values (bf16_start)
+ * + the kp word pairs of the A panel times the B panel, each pair as
+ * vdpbf16ps adds it: the high halves' product, then the low halves', each
+ * sum rounded to float (fmaf: the product of two bfloat16 is exact) and
+ * flushed. from may be out itself (a chain continued in place). */
 static void bf16_kernel_emulated(int kp, const uint32_t *restrict a, long a_rs, long a_ps, const uint32_t *restrict b,
-                                 float *restrict v) {
+                                 const float *from, long from_ld, float *out, long out_ld) {
     for (int i = 0; i < BF_MR; i++) {
         float acc[BF_NR];
-        for (int j = 0; j < BF_NR; j++) acc[j] = bf16_flush(v[i * BF_NR + j]);
+        for (int j = 0; j < BF_NR; j++) acc[j] = bf16_flush(bf16_start(from, from_ld, i, j));
         for (int p = 0; p < kp; p++) {
             uint32_t w = a[i * a_rs + p * a_ps];
             float a_hi = bf16_value((uint16_t)(w >> 16)), a_lo = bf16_value((uint16_t)w);
@@ -427,7 +434,7 @@ static void bf16_kernel_emulated(int kp, const uint32_t *restrict a, long a_rs, 
                 acc[j] = bf16_flush(fmaf(a_lo, bf16_value((uint16_t)bp[j]), acc[j]));
             }
         }
-        for (int j = 0; j < BF_NR; j++) v[i * BF_NR + j] = acc[j];
+        for (int j = 0; j < BF_NR; j++) out[i * out_ld + j] = acc[j];
     }
 }
 
@@ -436,11 +443,11 @@ static void bf16_kernel_emulated(int kp, const uint32_t *restrict a, long a_rs, 
  * broadcast per row, two vectors of B per pair of k. */
 __attribute__((target("avx512f,avx512bf16")))
 static void bf16_kernel_hw(int kp, const uint32_t *restrict a, long a_rs, long a_ps, const uint32_t *restrict b,
-                           float *restrict v) {
+                           const float *from, long from_ld, float *out, long out_ld) {
     __m512 acc[BF_MR][2];
     for (int i = 0; i < BF_MR; i++) {
-        acc[i][0] = _mm512_loadu_ps(v + i * BF_NR);
-        acc[i][1] = _mm512_loadu_ps(v + i * BF_NR + 16);
+        acc[i][0] = from ? _mm512_loadu_ps(from + i * from_ld) : _mm512_setzero_ps();
+        acc[i][1] = from ? _mm512_loadu_ps(from + i * from_ld + 16) : _mm512_setzero_ps();
     }
     for (int p = 0; p < kp; p++) {
         __m512bh b0 = (__m512bh)_mm512_loadu_si512(b + p * BF_NR);
@@ -452,21 +459,22 @@ static void bf16_kernel_hw(int kp, const uint32_t *restrict a, long a_rs, long a
         }
     }
     for (int i = 0; i < BF_MR; i++) {
-        _mm512_storeu_ps(v + i * BF_NR, acc[i][0]);
-        _mm512_storeu_ps(v + i * BF_NR + 16, acc[i][1]);
+        _mm512_storeu_ps(out + i * out_ld, acc[i][0]);
+        _mm512_storeu_ps(out + i * out_ld + 16, acc[i][1]);
     }
 }
 #endif
 
-static void bf16_kernel(MatMode mode, int kp, const uint32_t *a, long a_rs, long a_ps, const uint32_t *b, float *v) {
+static void bf16_kernel(MatMode mode, int kp, const uint32_t *a, long a_rs, long a_ps, const uint32_t *b,
+                        const float *from, long from_ld, float *out, long out_ld) {
 #if BF16_HW_COMPILED
     if (mode == MM_BF16_HW) {
-        bf16_kernel_hw(kp, a, a_rs, a_ps, b, v);
+        bf16_kernel_hw(kp, a, a_rs, a_ps, b, from, from_ld, out, out_ld);
         return;
     }
 #endif
     (void)mode;
-    bf16_kernel_emulated(kp, a, a_rs, a_ps, b, v);
+    bf16_kernel_emulated(kp, a, a_rs, a_ps, b, from, from_ld, out, out_ld);
 }
 
 /* All of A (M x K) as pair words, row i's at words + i * ((K + 1) / 2),
@@ -513,18 +521,25 @@ static void mm_bf16_block(float *c, long ldc, const float *from, long from_ld, M
         else mm_pack_a_bf16(a_panel, &a_rs, &a_ps, a, i0, rows, k0, kc);
         for (int j0 = 0; j0 < N; j0 += BF_NR) {
             int cols = N - j0 < BF_NR ? N - j0 : BF_NR;
+            const uint32_t *b_panel = b + (j0 / BF_NR) * b_stride;
+            const float *tile_from = from ? from + i0 * from_ld + j0 : NULL;
+            float *tile = c + i0 * ldc + j0;
+            MatEpilogue at = mm_epilogue_at(ep, i0, j0, ldc);
+            if (rows == BF_MR && cols == BF_NR) {
+                /* a full tile: the chains start from C, the bias or 0 and
+                 * end in C, with no copy; the epilogue then reads C */
+                bf16_kernel(mode, kp, a_ptr, a_rs, a_ps, b_panel, tile_from, from_ld, tile, ldc);
+                if (ep) mm_epilogue_apply(&at, tile, ldc, tile, ldc, rows, cols);
+                continue;
+            }
             memset(v, 0, sizeof v);
             if (from)
                 for (int i = 0; i < rows; i++)
-                    memcpy(v + i * BF_NR, from + (i0 + i) * from_ld + j0, sizeof(float) * (size_t)cols);
-            bf16_kernel(mode, kp, a_ptr, a_rs, a_ps, b + (j0 / BF_NR) * b_stride, v);
-            float *tile = c + i0 * ldc + j0;
+                    memcpy(v + i * BF_NR, tile_from + i * from_ld, sizeof(float) * (size_t)cols);
+            bf16_kernel(mode, kp, a_ptr, a_rs, a_ps, b_panel, v, BF_NR, v, BF_NR);
             if (!ep || !ep->in_place)
                 for (int i = 0; i < rows; i++) memcpy(tile + i * ldc, v + i * BF_NR, sizeof(float) * (size_t)cols);
-            if (ep) {
-                MatEpilogue at = mm_epilogue_at(ep, i0, j0, ldc);
-                mm_epilogue_apply(&at, v, BF_NR, tile, ldc, rows, cols);
-            }
+            if (ep) mm_epilogue_apply(&at, v, BF_NR, tile, ldc, rows, cols);
         }
     }
 }

@@ -225,8 +225,8 @@ static void check_emulation(void) {
             if (isnan(hw[i])) hw[i] = 1.0f;
         }
         memcpy(emu, hw, sizeof hw);
-        bf16_kernel_hw(kp, a, 1, BF_MR, b, hw);
-        bf16_kernel_emulated(kp, a, 1, BF_MR, b, emu);
+        bf16_kernel_hw(kp, a, 1, BF_MR, b, hw, BF_NR, hw, BF_NR);
+        bf16_kernel_emulated(kp, a, 1, BF_MR, b, emu, BF_NR, emu, BF_NR);
         for (int i = 0; i < BF_MR * BF_NR; i++) {
             total++;
             differ += !(isnan(hw[i]) && isnan(emu[i])) && memcmp(&hw[i], &emu[i], sizeof(float)) != 0;
