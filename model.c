@@ -418,13 +418,13 @@ static const float *layer_forward(Model *m, int l, const float *x, int B, int T,
     DropoutKey att_drop = drop_key(m, layer_site(l, DROP_ATTENTION));
     attention_forward(la->att_heads, la->att_stats, la->qkv, a->tokens, B, T, d, c->n_heads, att_drop, a->att_work,
                       a->att_threads, c->precision);
-    /* with no dropout between, the residual sum is made as the product finishes
-     * (forward only, in place: nothing reads the product itself) */
-    int sum_in_place = opt->forward_only && !dropout;
+    /* the residual sum (through the dropout) is made as the product finishes,
+     * in place when nothing reads the product itself: in training (its
+     * backward needs only its input) and forward only */
+    int sum_in_place = opt->forward_only || dropout;
+    DropoutKey attn_out_drop = drop_key(m, layer_site(l, DROP_ATTN_OUT));
     linear_forward_fused(sum_in_place ? la->resid1 : a->att_proj, la->att_heads, P + lp->out_proj_w,
-                         P + lp->out_proj_b, N, d, d, NULL, dropout ? NULL : x, dropout ? NULL : la->resid1,
-                         c->precision);
-    if (dropout) dropout_add(la->resid1, x, a->att_proj, B, T, d, drop_key(m, layer_site(l, DROP_ATTN_OUT)));
+                         P + lp->out_proj_b, N, d, d, NULL, x, la->resid1, &attn_out_drop, T, c->precision);
 
     const float *ffn_in;
     if (pre) {
@@ -434,24 +434,23 @@ static const float *layer_forward(Model *m, int l, const float *x, int B, int T,
         layernorm_forward(la->ln1_out, la->ln1_mean, la->ln1_rstd, la->resid1, P + lp->norm1_w, P + lp->norm1_b, N, d);
         ffn_in = la->ln1_out;
     }
-    /* relu is made in place as the product finishes: its backward reads
-     * the output (relu_dropout_backward_inplace), so only gelu keeps the
-     * pre-activation */
+    /* relu and its dropout are made in place as the product finishes: the
+     * backward reads the output (relu_dropout_backward_inplace), so only
+     * gelu keeps the pre-activation */
+    DropoutKey act_drop = drop_key(m, layer_site(l, DROP_FFN_ACT));
     if (c->activation == ACT_GELU) {
         linear_forward(la->ff_pre, ffn_in, P + lp->linear1_w, P + lp->linear1_b, N, d, f, c->precision);
         gelu_forward(la->ff_hidden, la->ff_pre, Nf);
+        if (dropout) dropout_apply(la->ff_hidden, la->ff_hidden, B, T, f, act_drop);
     } else {
         linear_forward_fused(la->ff_hidden, ffn_in, P + lp->linear1_w, P + lp->linear1_b, N, d, f, la->ff_hidden,
-                             NULL, NULL, c->precision);
+                             NULL, NULL, &act_drop, T, c->precision);
     }
-    if (dropout)
-        dropout_apply(la->ff_hidden, la->ff_hidden, B, T, f, drop_key(m, layer_site(l, DROP_FFN_ACT)));
     /* the second residual adds to r1 (pre-norm) or to LN1's output (post-norm) */
     const float *residual = pre ? la->resid1 : ffn_in;
+    DropoutKey ffn_out_drop = drop_key(m, layer_site(l, DROP_FFN_OUT));
     linear_forward_fused(sum_in_place ? la->resid2 : la->ff_out, la->ff_hidden, P + lp->linear2_w,
-                         P + lp->linear2_b, N, f, d, NULL, dropout ? NULL : residual, dropout ? NULL : la->resid2,
-                         c->precision);
-    if (dropout) dropout_add(la->resid2, residual, la->ff_out, B, T, d, drop_key(m, layer_site(l, DROP_FFN_OUT)));
+                         P + lp->linear2_b, N, f, d, NULL, residual, la->resid2, &ffn_out_drop, T, c->precision);
     if (pre) return la->resid2;
     layernorm_forward(la->ln2_out, la->ln2_mean, la->ln2_rstd, la->resid2, P + lp->norm2_w, P + lp->norm2_b, N, d);
     return la->ln2_out;

@@ -21,11 +21,13 @@ void linear_forward(float *out, const float *inp, const float *weight, const flo
 }
 
 void linear_forward_fused(float *out, const float *inp, const float *weight, const float *bias, int N, int C,
-                          int OC, float *relu, const float *add, float *sum, Precision prec) {
+                          int OC, float *relu, const float *add, float *sum, const DropoutKey *drop, int T,
+                          Precision prec) {
     MatView x = {inp, C, 1}, w_t = {weight, 1, C};
     /* relu or sum given as out itself: out keeps that instead of the product */
     int in_place = (relu && relu == out) || (sum && sum == out);
-    MatEpilogue ep = {relu, sum ? add : NULL, sum, in_place};
+    int dropping = drop && drop->p > 0.0f && (relu || sum);
+    MatEpilogue ep = {relu, sum ? add : NULL, sum, in_place, dropping ? drop : NULL, T, 0, 0};
     matmul_epilogue(out, OC, x, w_t, bias, bias ? MM_BIAS : MM_ZERO, N, OC, C, relu || sum ? &ep : NULL, prec);
 }
 

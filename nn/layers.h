@@ -16,17 +16,22 @@
 #include "base/tokens.h"
 #include "nn/precision.h"
 
+typedef struct DropoutKey DropoutKey;   /* which random numbers a dropout uses: below, with dropout */
+
 /* out is (N,OC), inp is (N,C), weight is (OC,C) (PyTorch Linear layout), bias is (OC) or NULL */
 /* prec: the products' precision (nn/precision.h), here and in every function taking one. */
 void linear_forward(float *out, const float *inp, const float *weight, const float *bias,
                     int N, int C, int OC, Precision prec);
 /* linear_forward, and while each output row is in registers: relu (N,OC) =
  * relu_forward of out when relu is not NULL, sum (N,OC) = add + out when sum
- * is not NULL. The same numbers as the separate passes, without them. At
- * most one of relu and sum may be out itself, which then holds that result
- * instead of the product (for callers that need no product). */
+ * is not NULL; with drop (not NULL, p > 0), relu = dropout_apply of that,
+ * sum = dropout_add(add, out), the N rows being B examples of T positions.
+ * The same numbers as the separate passes, without them. At most one of
+ * relu and sum may be out itself, which then holds that result instead of
+ * the product (for callers that need no product). */
 void linear_forward_fused(float *out, const float *inp, const float *weight, const float *bias, int N, int C,
-                          int OC, float *relu, const float *add, float *sum, Precision prec);
+                          int OC, float *relu, const float *add, float *sum, const DropoutKey *drop, int T,
+                          Precision prec);
 /* The backward of a linear layer, writing (not adding to) its three
  * gradients: dinp (N,C) = dout @ weight, dweight (OC,C) = dout^T @ inp,
  * dbias (OC) = the column sums of dout, each element one chain started from
@@ -79,14 +84,14 @@ void layernorm_backward_to(float *dinp, float *dweight, float *dbias, const floa
  * the element within the position. So a batch split over MPI ranks, or
  * padded differently, draws exactly the masks of the whole batch in one
  * process. p = 0: no dropout. */
-typedef struct {
+struct DropoutKey {
     float p;
     uint64_t seed, step, site;
     uint64_t row0;      /* the global batch index of example 0 of this call */
     int positions;      /* positions counted per example: max_len (>= T) */
     const int *rows;    /* NULL, or (B) each example's global batch index, for examples not
                          * contiguous in the batch (the MPI rank holding them): row0 + rows[b] */
-} DropoutKey;
+};
 
 /* Example b's place in the global batch. */
 static inline uint64_t dropout_row(const DropoutKey *key, int b) {

@@ -17,6 +17,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "nn/layers.h"   /* DropoutKey, for the dropout an epilogue may apply */
 #include "nn/precision.h"
 #ifdef _OPENMP
 #include <omp.h>
@@ -75,20 +76,31 @@ typedef enum { MM_ZERO, MM_BIAS, MM_ACCUMULATE, MM_START } MatInit;
  * so the result is that of the separate pass). Each pointer is NULL or has
  * C's row stride. With in_place set, the one that is not NULL of relu and
  * sum is C itself: C keeps max(v, 0) or add + v instead of v, for callers
- * that need no v (inference), saving the store of a second matrix. */
+ * that need no v, saving the store of a second matrix. With drop set, the
+ * value relu and sum take (max(v, 0), or v) is first multiplied by its
+ * dropout factor, as dropout_apply and dropout_add do in a pass of their
+ * own: C's row r is position r % drop_T of example r / drop_T, and C's
+ * row stride is the dropout's width. */
 typedef struct {
     float *relu;
     const float *add;
     float *sum;
     int in_place;
+    const DropoutKey *drop;
+    int drop_T;
+    long row, col;   /* where the block starts in C (mm_epilogue_at) */
 } MatEpilogue;
 
 /* The epilogue of the output block at row `row`, column `col` (stride ldc). */
 static inline MatEpilogue mm_epilogue_at(const MatEpilogue *ep, long row, long col, long ldc) {
-    MatEpilogue at = {NULL, NULL, NULL, 0};
+    MatEpilogue at = {NULL, NULL, NULL, 0, NULL, 0, 0, 0};
     if (!ep) return at;
     long off = row * ldc + col;
     at.in_place = ep->in_place;
+    at.drop = ep->drop;
+    at.drop_T = ep->drop_T;
+    at.row = ep->row + row;
+    at.col = ep->col + col;
     if (ep->relu) at.relu = ep->relu + off;
     if (ep->sum) {
         at.add = ep->add + off;
@@ -103,10 +115,26 @@ static inline MatEpilogue mm_epilogue_at(const MatEpilogue *ep, long row, long c
  * C is written through c, so that no other pointer writes the block. */
 static inline void mm_epilogue_apply(const MatEpilogue *at, const float *v, long ldv, float *c, long ldc, int rows,
                                      int cols) {
+    enum { MAX_COLS = MM_NC > 32 ? MM_NC : 32 };   /* a block is at most MM_NC (float32) or BF_NR (bf16) wide */
+    float factor[MAX_COLS];
+    DropoutTest test = {0, 0};
+    float keep = 1.0f;
+    if (at->drop) test = dropout_test(at->drop), keep = dropout_keep_scale(at->drop);
     for (int i = 0; i < rows; i++) {
         const float *vi = v + i * ldv;
         float *relu = at->relu ? (at->in_place ? c + i * ldc : at->relu + i * ldc) : NULL;
         float *sum = at->sum ? (at->in_place ? c + i * ldc : at->sum + i * ldc) : NULL;
+        if (at->drop) {   /* dropout_rows' draw of this row's elements */
+            long n = at->row + i;
+            uint64_t first = dropout_index(at->drop, (int)(n / at->drop_T), (int)(n % at->drop_T), (int)ldc, 0);
+            for (int j = 0; j < cols; j++)
+                factor[j] = dropout_drops(&test, first + (uint64_t)(at->col + j)) ? 0.0f : keep;
+            if (relu)
+                for (int j = 0; j < cols; j++) relu[j] = (vi[j] > 0.0f ? vi[j] : 0.0f) * factor[j];
+            if (sum)
+                for (int j = 0; j < cols; j++) sum[j] = at->add[i * ldc + j] + vi[j] * factor[j];
+            continue;
+        }
         if (relu)
             for (int j = 0; j < cols; j++) relu[j] = vi[j] > 0.0f ? vi[j] : 0.0f;
         if (sum)

@@ -37,14 +37,31 @@ static inline void bind_linear_forward(float *out, const float *inp, const float
     ref_linear_forward(out, inp, weight, bias, N, C, OC);
 }
 
-/* the product, then relu (relu = max(out, 0)) or the residual sum (sum = add + out) */
+/* the product y, then relu = max(y, 0) or the residual sum = add + y, each
+ * through the dropout when drop has p > 0 (N = B*T rows); out keeps y
+ * unless it is relu or sum itself */
 static inline void bind_linear_forward_fused(float *out, const float *inp, const float *weight, const float *bias, int N,
-                                      int C, int OC, float *relu, const float *add, float *sum, Precision prec) {
+                                      int C, int OC, float *relu, const float *add, float *sum, const DropoutKey *drop,
+                                      int T, Precision prec) {
     (void)prec;   /* the reference computes in float32 whatever --precision asks */
     long n = (long)N * OC;
-    ref_linear_forward(out, inp, weight, bias, N, C, OC);
-    if (sum) ref_residual_forward(sum, add, out, n);
-    if (relu) ref_relu_forward(relu, out, n);
+    float *y = bind_alloc(n), *mask = NULL;
+    ref_linear_forward(y, inp, weight, bias, N, C, OC);
+    memcpy(out, y, sizeof(float) * (size_t)n);
+    if (drop && drop->p > 0.0f) {
+        mask = bind_alloc(n);
+        ref_dropout_mask(mask, N / T, T, OC, *drop);
+    }
+    if (relu) {
+        ref_relu_forward(relu, y, n);
+        if (mask) ref_dropout_forward(relu, relu, mask, n);
+    }
+    if (sum) {
+        if (mask) ref_dropout_forward(y, y, mask, n);
+        ref_residual_forward(sum, add, y, n);
+    }
+    free(mask);
+    free(y);
 }
 
 /* writes the gradients: zero, then the reference adds */

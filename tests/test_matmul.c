@@ -116,7 +116,7 @@ static long check_products(MatMode mode, int trials) {
                 if (mode == MM_F32) matmul_serial(got, N, a, b, bias_arg, init, M, N, K);
                 else continue;   /* float32 only */
             } else if (variant == 3) {   /* 2 threads, with the epilogue */
-                MatEpilogue ep = {relu, addend, sum, 0};
+                MatEpilogue ep = {.relu = relu, .add = addend, .sum = sum};
                 matmul_mode(got, N, a, b, bias_arg, init, M, N, K, &ep, mode);
                 int fused_same = 1;
                 for (long i = 0; i < M * N; i++) {
@@ -125,10 +125,27 @@ static long check_products(MatMode mode, int trials) {
                 }
                 CHECK(fused_same, "%s trial %d: M %ld N %ld K %ld: the epilogue's relu or sum differs from the passes",
                       name, trial, M, N, K);
+                /* through a dropout: rows are (example, position) of T = 3 positions of
+                 * 5 counted, from example 2 on; the factor by the key's rule in floats */
+                DropoutKey key = {0.25f, 9, (uint64_t)trial, 4, 2, 5, NULL};
+                ep.drop = &key;
+                ep.drop_T = 3;
+                if (init != MM_START) memcpy(got, start, sizeof(float) * (size_t)(M * N));   /* C's start again */
+                matmul_mode(got, N, a, b, bias_arg, init, M, N, K, &ep, mode);
+                int dropped_same = 1;
+                for (long i = 0; i < M * N; i++) {
+                    long row = i / N, col = i % N;
+                    uint64_t index = ((2 + (uint64_t)(row / 3)) * 5 + (uint64_t)(row % 3)) * (uint64_t)N + (uint64_t)col;
+                    float factor = rng_uniform(9, (uint64_t)trial, 4, index) < 0.25f ? 0.0f : 1.0f / 0.75f;
+                    float r = (expected[i] > 0.0f ? expected[i] : 0.0f) * factor, s_ = addend[i] + expected[i] * factor;
+                    dropped_same &= memcmp(&relu[i], &r, sizeof r) == 0 && memcmp(&sum[i], &s_, sizeof s_) == 0;
+                }
+                CHECK(dropped_same, "%s trial %d: M %ld N %ld K %ld: the epilogue's dropout differs from the passes",
+                      name, trial, M, N, K);
             } else if (variant >= 4) {
                 float *self = got;
-                MatEpilogue ep = {variant == 4 ? self : NULL, variant == 5 ? addend : NULL, variant == 5 ? self : NULL,
-                                  1};
+                MatEpilogue ep = {.relu = variant == 4 ? self : NULL, .add = variant == 5 ? addend : NULL,
+                                  .sum = variant == 5 ? self : NULL, .in_place = 1};
                 matmul_mode(got, N, a, b, bias_arg, init, M, N, K, &ep, mode);
                 int in_place_same = 1;
                 for (long i = 0; i < M * N; i++) {

@@ -212,12 +212,31 @@ static void test_linear(const Shape *s) {
     }
     /* fused: relu of the product, and the residual sum with the product */
     float *relu = zeros(ny), *relu_ref = zeros(ny), *add = randoms(ny, -1, 1), *sum = zeros(ny), *sum_ref = zeros(ny);
-    linear_forward_fused(y_fast, x, W, b, N, C, OC, relu, NULL, NULL, PRECISION_FP32);
+    linear_forward_fused(y_fast, x, W, b, N, C, OC, relu, NULL, NULL, NULL, s->T, PRECISION_FP32);
     ref_relu_forward(relu_ref, y_fast, ny);
     same_bits("linear + relu (relu of its own product)", s, relu, relu_ref, ny);
-    linear_forward_fused(y_fast, x, W, b, N, C, OC, NULL, add, sum, PRECISION_FP32);
+    linear_forward_fused(y_fast, x, W, b, N, C, OC, NULL, add, sum, NULL, s->T, PRECISION_FP32);
     ref_residual_forward(sum_ref, add, y_fast, ny);
     same_bits("linear + residual sum (of its own product)", s, sum, sum_ref, ny);
+    /* and through a dropout, whose mask the reference draws by its own code
+     * (a key with rows not from 0, positions past T), also in place */
+    DropoutKey key = {0.3f, 7, 11, 13, 5, s->T + 3, NULL};
+    float *mask = zeros(ny), *dropped = zeros(ny);
+    ref_dropout_mask(mask, s->B, s->T, OC, key);
+    for (int in_place = 0; in_place < 2; in_place++) {
+        linear_forward_fused(y_fast, x, W, b, N, C, OC, NULL, NULL, NULL, NULL, s->T, PRECISION_FP32);
+        linear_forward_fused(in_place ? relu : y_fast, x, W, b, N, C, OC, relu, NULL, NULL, &key, s->T, PRECISION_FP32);
+        ref_relu_forward(relu_ref, y_fast, ny);
+        ref_dropout_forward(relu_ref, relu_ref, mask, ny);
+        same_bits(in_place ? "linear + relu + dropout, in place" : "linear + relu + dropout", s, relu, relu_ref, ny);
+        linear_forward_fused(in_place ? sum : y_fast, x, W, b, N, C, OC, NULL, add, sum, &key, s->T, PRECISION_FP32);
+        ref_dropout_forward(dropped, y_fast, mask, ny);
+        ref_residual_forward(sum_ref, add, dropped, ny);
+        same_bits(in_place ? "linear + dropout + residual sum, in place" : "linear + dropout + residual sum", s, sum,
+                  sum_ref, ny);
+    }
+    free(mask);
+    free(dropped);
 
     float *dy = randoms(ny, -1, 1), *ady = absolute(dy, ny), *start = randoms(nx, -1, 1), *astart = absolute(start, nx);
     float *dx_fast = randoms(nx, 5, 6), *dW_fast = randoms(nw, 5, 6), *db_fast = randoms(OC, 5, 6);   /* overwritten */
