@@ -152,6 +152,30 @@ check_bench() {
     verdict bench-note "$want" "$got" "% of the peak low, high, ratio low, high, speed-up small, wide; from $record"
 }
 
+# the bfloat16 sentence: its numbers and verdicts in order, made again from
+# the bf16 table's tokens/s against the float32 table's and PyTorch's
+# columns (not its own ratio columns), and from the two inference lines
+check_bf16() {
+    local text record want got
+    text=$(block_text bench-bf16-note)
+    want=$(grep -oE 'target [0-9.]+x|not met|met|[0-9]+\.[0-9]+' <<<"$text" | sed 's/ /-/' | paste -sd' ')
+    record=$(cat "$dir/bench.path")
+    got=$(awk 'function v(ok) { return ok ? "met" : "not-met" }
+        function fastest(from, to,   i, f) { f = 0; for (i = from; i <= to; i++) if ($i + 0 > f) f = $i + 0; return f }
+        /^config thr/ && ++table == 1 { p = 1; next } /^config thr/ { q = 1; next } /^$/ { p = q = 0 }
+        p { tok[$1 " " $2] = $4; torch[$1 " " $2] = fastest(9, NF - 1) }
+        q { k = $1 " " $2; vs = sprintf("%.2f", $4 / tok[k]) + 0; f = fastest(8, NF - 1); if (torch[k] > f) f = torch[k]
+            r = sprintf("%.2f", $4 / f) + 0; n++; V[k] = vs; R[k] = r
+            if (n == 1 || vs < vl) vl = vs; if (vs > vh) vh = vs; if (n == 1 || r < rl) rl = r; if (r > rh) rh = r }
+        /\.\/train predict --precision bf16/ { for (i = 1; i < NF; i++) if ($(i + 1) == "tokens/s,") bt = $i; next }
+        /\.\/train predict/ { for (i = 1; i < NF; i++) if ($(i + 1) == "tokens/s,") ft = $i }
+        END { inf = sprintf("%.2f", bt / ft) + 0
+            printf "%.2f %.2f %.2f %.2f target-1.8x %s %.2f %.2f %.2f %.2f target-4x %s %.2f target-1.8x %s", vl, vh,
+                V["small 2"], V["wide 2"], v(V["small 2"] >= 1.8 && V["wide 2"] >= 1.8), rl, rh, R["small 2"], R["wide 2"],
+                v(R["small 2"] >= 4 && R["wide 2"] >= 4), inf, v(inf >= 1.8) }' "$record")
+    verdict bench-bf16-note "$want" "$got" "bf16 vs float32 low, high, small, wide, verdict; vs PyTorch low, high, small, wide, verdict; inference, verdict; from $record"
+}
+
 # the targets sentence: its numbers and verdicts in order, made again from the record's columns
 check_targets() {
     local text record want got
@@ -159,7 +183,7 @@ check_targets() {
     want=$(grep -oE 'not met|met|[0-9]+(\.[0-9]+)?x|[0-9]+%' <<<"$text" | tr ' \n' '- ' | sed 's/ $//')
     record=$(cat "$dir/bench.path")
     got=$(awk 'function v(ok) { return ok ? "met" : "not-met" }
-        /^config thr/ { for (i = 1; i <= NF; i++) col[$i] = i; p = 1; next } p && /^$/ { p = 0 }
+        /^config thr/ && !seen++ { for (i = 1; i <= NF; i++) col[$i] = i; p = 1; next } p && /^$/ { p = 0 }
         p { fast = 0; for (i = col["limit_MB"] + 1; i < NF; i++) if ($i + 0 > fast) fast = $i + 0
             r[$1 " " $2] = sprintf("%.2f", $(col["tokens/s"]) / fast) + 0; pk[$1 " " $2] = $(col["%peak"]) + 0; tok[$1 " " $2] = $(col["tokens/s"]) }
         /^ +T +batch/ { for (i = 1; i <= NF; i++) lc[$i] = i; q = 1; next } q && /^$/ { q = 0 }
@@ -267,6 +291,7 @@ for page in "$@"; do
     grep -qx '<!-- begin:demo-then -->' "$page" && check_demo_then
     grep -qx '<!-- begin:bench-note -->' "$page" && check_bench
     grep -qx '<!-- begin:bench-targets -->' "$page" && check_targets
+    grep -qx '<!-- begin:bench-bf16-note -->' "$page" && check_bf16
     grep -qx '<!-- begin:mpi-memory-note -->' "$page" && check_mpi_memory
     grep -qx '<!-- begin:mpi-projection-note -->' "$page" && check_mpi_projection
     grep -qx '<!-- begin:film-note -->' "$page" && check_film

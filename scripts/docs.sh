@@ -229,11 +229,35 @@ awk "$piece_awk"'
 bench_table() { awk '/^config thr/ { p = 1 } p && /^$/ { exit } p' "$bench_record"; }
 bench_table | fence > "$blocks/bench-table"
 awk '/^ +T +batch/ { p = 1 } p && /^$/ { exit } p' "$bench_record" | fence > "$blocks/bench-length"
+# the bfloat16 table (--precision bf16), whose header alone has "vs fp32"
+bf16_table() { awk '/^config thr.* vs fp32/ { p = 1 } p && /^$/ { exit } p' "$bench_record"; }
+bf16_table | fence > "$blocks/bench-bf16-table"
 {
-    echo '| config | threads | tokens/s | % of the matmul peak | against PyTorch (fastest of three models) |'
-    echo '|---|---|---|---|---|'
-    bench_table | awk 'NR > 1 { printf "| %s | %s | %s | %s | %s |\n", $1, $2, $4, $6, $NF }'
+    echo '| config | threads | tokens/s | % of the matmul peak | against PyTorch (fastest of three models) | bf16 tokens/s | bf16 against float32 | bf16 against PyTorch (fastest, float32 or autocast) |'
+    echo '|---|---|---|---|---|---|---|---|'
+    { bench_table | sed 's/^/F /'; bf16_table | sed 's/^/B /'; } | awk '
+        $1 == "F" && $2 != "config" { k = $2 " " $3; order[++n] = k; f[k] = sprintf("| %s | %s | %s | %s | %s |", $2, $3, $5, $7, $NF) }
+        $1 == "B" && $2 != "config" { b[$2 " " $3] = sprintf(" %s | %s | %s |", $5, $8, $NF) }
+        END { for (i = 1; i <= n; i++) print f[order[i]] (order[i] in b ? b[order[i]] : " - | - | - |") }'
 } > "$blocks/bench-summary"
+# the record's peaks and its inference lines, as it printed them
+grep -E '^(matmul peak at|bf16 peak at|  loop beside it)' "$bench_record" | fence > "$blocks/bench-peaks"
+awk '/^Inference:/ { p = 1 } p' "$bench_record" | fence > "$blocks/bench-inference"
+# bfloat16 against float32 and PyTorch, from the bf16 table and the inference lines
+{ bf16_table; awk '/tokens\/s/ && /\.\/train predict/' "$bench_record"; } | awk '
+    /^config thr/ { for (i = 1; i <= NF; i++) col[$i] = i; next }
+    /\.\/train predict --precision bf16/ { for (i = 1; i <= NF; i++) if ($(i + 1) == "tokens/s,") bt = $i; next }
+    /\.\/train predict/ { for (i = 1; i <= NF; i++) if ($(i + 1) == "tokens/s,") ft = $i; next }
+    { v = $(col["vs"]) + 0; r = $NF + 0; if (n++ == 0 || v < vl) vl = v; if (v > vh) vh = v
+      if (n == 1 || r < rl) rl = r; if (r > rh) rh = r; vs[$1 " " $2] = v; rs[$1 " " $2] = r }
+    END { inf = bt / ft
+        printf "With `--precision bf16` the step ran %.2f-%.2f times as fast as in float32 (at 2 threads small %.2fx\n", vl, vh, vs["small 2"]
+        printf "and wide %.2fx: target 1.8x, %s) and %.2f-%.2f times as fast as PyTorch'"'"'s fastest figure, float32\n", vs["wide 2"],
+            (vs["small 2"] >= 1.8 && vs["wide 2"] >= 1.8 ? "met" : "not met"), rl, rh
+        printf "or its own autocast bfloat16 (at 2 threads small %.2fx and wide %.2fx: target 4x, %s); inference\n", rs["small 2"], rs["wide 2"],
+            (rs["small 2"] >= 4 && rs["wide 2"] >= 4 ? "met" : "not met")
+        printf "in bfloat16 ran %.2fx as fast as in float32 (target 1.8x, %s).\n", inf, (inf >= 1.8 ? "met" : "not met") }' \
+    | wrap > "$blocks/bench-bf16-note"
 bench_table | awk 'NR > 1 { p = $6 + 0; r = $NF + 0; if (NR == 2 || p < pl) pl = p; if (p > ph) ph = p
         if (NR == 2 || r < rl) rl = r; if (r > rh) rh = r; tok[$1 " " $2] = $4 }
     END { printf "The training step ran at %d-%d%% of the machine'"'"'s float32 matrix-multiply peak and\n", pl, ph

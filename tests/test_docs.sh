@@ -38,10 +38,14 @@ read -r film_head film_layer < <(grep -oE 'head [0-9]+ of layer [0-9]+ (is|are) 
 plant_film 'from epoch [0-9]+ to the last' "from epoch $((film_epoch + 1)) to the last" > "$tmp/wrong-film-epoch.md"
 plant_film 'head [0-9]+ of layer [0-9]+ (is|are) the first' "head $((film_head % 4 + 1)) of layer $film_layer is the first" \
     > "$tmp/wrong-film-head.md"
-for f in drifted seconds wrong-head wrong-token wrong-film-epoch wrong-film-head; do cmp -s README.md "$tmp/$f.md" && fail "could not plant '$f' in a README copy"; done
+# a planted bfloat16 note: its first figure against float32 raised by 0.01
+awk '/<!-- begin:bench-bf16-note -->/ { t = 1 } t && !done && match($0, /ran [0-9]+\.[0-9]+-/) {
+        v = substr($0, RSTART + 4, RLENGTH - 5) + 0.01; $0 = substr($0, 1, RSTART + 3) sprintf("%.2f", v) substr($0, RSTART + RLENGTH - 1); done = 1 } 1' \
+    README.md > "$tmp/wrong-bf16.md"
+for f in drifted seconds wrong-head wrong-token wrong-film-epoch wrong-film-head wrong-bf16; do cmp -s README.md "$tmp/$f.md" && fail "could not plant '$f' in a README copy"; done
 cmp -s docs/TEACHING.md "$tmp/wrong-saliency.md" && fail "could not plant a wrong saliency in a docs/TEACHING.md copy"
 
-bash scripts/docs.sh --check "${pages[@]}" "$tmp"/{drifted,seconds,wrong-head,wrong-token,wrong-saliency,wrong-film-epoch,wrong-film-head}.md > "$tmp/check.txt" 2>&1
+bash scripts/docs.sh --check "${pages[@]}" "$tmp"/{drifted,seconds,wrong-head,wrong-token,wrong-saliency,wrong-film-epoch,wrong-film-head,wrong-bf16}.md > "$tmp/check.txt" 2>&1
 rc=$?
 cat "$tmp/check.txt"
 [ $rc -ne 0 ] || fail "the check passed pages with a planted drift and planted claims"
@@ -56,7 +60,7 @@ fi
 grep -q "^no page checked has the block" "$tmp/check.txt" && fail "a block scripts/docs.sh makes is on no page"
 grep -q "^docs/images/.* differs" "$tmp/check.txt" && fail "docs/images no longer match: run 'make docs'"
 # every claim block scripts/check-claims.sh knows, on every page that has one, must have been checked
-kinds=$(sed -n "s/.*grep -qx '<!-- begin:\([a-z-]*\) -->' .* && check_.*/\1/p" scripts/check-claims.sh)
+kinds=$(sed -n "s/.*grep -qx '<!-- begin:\([a-z0-9-]*\) -->' .* && check_.*/\1/p" scripts/check-claims.sh)
 expected=0
 for k in $kinds; do expected=$((expected + $(cat "${pages[@]}" | grep -cx "<!-- begin:$k -->"))); done
 claims=$(grep -cE "^ok: ($real) claim " "$tmp/check.txt")
@@ -72,6 +76,9 @@ for f in wrong-head wrong-token; do
         && pass "a planted claim ($f) about which head looks at which token is refused" \
         || fail "the planted claim $f passed the claim check"
 done
+grep -q "^$tmp/wrong-bf16.md claim 'bench-bf16-note' is false" "$tmp/check.txt" \
+    && pass "a planted bfloat16 note (its first figure against float32 raised by 0.01) is refused" \
+    || fail "the planted bfloat16 note passed the claim check"
 grep -q "^$tmp/wrong-saliency.md claim 'saliency-note' is false" "$tmp/check.txt" \
     && pass "a planted claim naming the wrong largest saliency is refused" || fail "the planted saliency claim passed"
 for f in wrong-film-epoch wrong-film-head; do
