@@ -17,7 +17,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "nn/layers.h"   /* DropoutKey, for the dropout an epilogue may apply */
+#include "nn/dropout.h"
 #include "nn/precision.h"
 #ifdef _OPENMP
 #include <omp.h>
