@@ -386,7 +386,7 @@ static void copy_floats(float *dst, const float *src, long n) {
 
 /* The key of the dropout at site of the last forward (p 0 when it did not
  * train or the model has no dropout): indices counted in the global batch
- * from its row0, max_len positions per example (nn/layers.h). */
+ * from its row0, max_len positions per example (nn/dropout.h). */
 static DropoutKey drop_key(const Model *m, uint64_t site) {
     const ModelActs *a = m->acts;
     DropoutKey key = {a->training ? m->cfg.dropout : 0.0f, a->drop_seed, a->drop_step, site, a->drop_row0,
@@ -421,7 +421,7 @@ static const float *layer_forward(Model *m, int l, const float *x, int B, int T,
     /* the residual sum (through the dropout) is made as the product finishes,
      * in place when nothing reads the product itself: in training (its
      * backward needs only its input) and forward only */
-    int sum_in_place = opt->forward_only || dropout;
+    int sum_in_place = opt->forward_only || opt->training;
     DropoutKey attn_out_drop = drop_key(m, layer_site(l, DROP_ATTN_OUT));
     linear_forward_fused(sum_in_place ? la->resid1 : a->att_proj, la->att_heads, P + lp->out_proj_w,
                          P + lp->out_proj_b, N, d, d, NULL, x, la->resid1, &attn_out_drop, T, c->precision);

@@ -180,7 +180,7 @@ void model_average_update(const Model *model, float *average, long n_averaged);
 const float *model_embedding_sum(const Model *model);         /* (B,T,d): E[token] * emb_scale + PE */
 const float *model_attention_probs(const Model *model, int layer);  /* (B,n_heads,T,T), before dropout */
 /* (B,T,d): linear2's output, before the residual (kept only by a forward
- * that neither is forward_only nor trains with dropout: trace's) */
+ * that neither is forward_only nor trains: trace's) */
 const float *model_ffn_output(const Model *model, int layer);
 const float *model_layer_output(const Model *model, int layer);     /* (B,T,d) */
 const float *model_encoder_output(const Model *model);        /* (B,T,d): after the final LayerNorm (pre-norm) */

@@ -57,4 +57,12 @@ static inline int dropout_drops(const DropoutTest *t, uint64_t index) {
 /* The factor of a kept element, 1 / (1 - p): exactly 1 when p is 0. */
 static inline float dropout_keep_scale(const DropoutKey *key) { return 1.0f / (1.0f - key->p); }
 
+/* Element index's factor: 0 when the test drops it, else keep (the key's
+ * dropout_keep_scale). Every dropout multiplies by it, x * factor, and a
+ * residual adds that product in a statement of its own (no fused
+ * multiply-add), so the layers and the products' epilogues agree to the bit. */
+static inline float dropout_factor(const DropoutTest *t, float keep, uint64_t index) {
+    return dropout_drops(t, index) ? 0.0f : keep;
+}
+
 #endif

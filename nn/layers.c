@@ -139,12 +139,12 @@ static void dropout_rows(float *out, const float *add, const float *inp, int B, 
         const float *x = inp + (long)n * W;
         float *y = out + (long)n * W;
         if (!add) {
-            for (int c = 0; c < W; c++) y[c] = x[c] * (dropout_drops(&test, first + (uint64_t)c) ? 0.0f : keep_scale);
+            for (int c = 0; c < W; c++) y[c] = x[c] * dropout_factor(&test, keep_scale, first + (uint64_t)c);
             continue;
         }
         const float *r = add + (long)n * W;
         for (int c = 0; c < W; c++) {
-            float dropped = x[c] * (dropout_drops(&test, first + (uint64_t)c) ? 0.0f : keep_scale);
+            float dropped = x[c] * dropout_factor(&test, keep_scale, first + (uint64_t)c);
             y[c] = r[c] + dropped;
         }
     }

@@ -111,7 +111,8 @@ static inline MatEpilogue mm_epilogue_at(const MatEpilogue *ep, long row, long c
 
 /* Applies the epilogue to the finished outputs v (rows x cols, row stride
  * ldv) of the block of C at c (stride ldc): v is the kernel's accumulators,
- * or C itself when the block was stored first (edge tiles, K = 0). In place,
+ * or C itself when the block was stored first (float32 edge tiles, every
+ * bfloat16 full tile, K = 0). In place,
  * C is written through c, so that no other pointer writes the block. */
 static inline void mm_epilogue_apply(const MatEpilogue *at, const float *v, long ldv, float *c, long ldc, int rows,
                                      int cols) {
@@ -127,12 +128,14 @@ static inline void mm_epilogue_apply(const MatEpilogue *at, const float *v, long
         if (at->drop) {   /* dropout_rows' draw of this row's elements */
             long n = at->row + i;
             uint64_t first = dropout_index(at->drop, (int)(n / at->drop_T), (int)(n % at->drop_T), (int)ldc, 0);
-            for (int j = 0; j < cols; j++)
-                factor[j] = dropout_drops(&test, first + (uint64_t)(at->col + j)) ? 0.0f : keep;
+            for (int j = 0; j < cols; j++) factor[j] = dropout_factor(&test, keep, first + (uint64_t)(at->col + j));
             if (relu)
                 for (int j = 0; j < cols; j++) relu[j] = (vi[j] > 0.0f ? vi[j] : 0.0f) * factor[j];
             if (sum)
-                for (int j = 0; j < cols; j++) sum[j] = at->add[i * ldc + j] + vi[j] * factor[j];
+                for (int j = 0; j < cols; j++) {
+                    float dropped = vi[j] * factor[j];
+                    sum[j] = at->add[i * ldc + j] + dropped;
+                }
             continue;
         }
         if (relu)
@@ -662,8 +665,11 @@ static void matmul_mode(float *c, long ldc, MatView a, MatView b, const float *b
     long nc = MM_NC;
     long col_blocks = (N + nc - 1) / nc;
     long row_blocks = N <= M ? threads : threads / gcd_long(col_blocks, threads);
-    long mc = (M + row_blocks - 1) / row_blocks;
-    mc = (mc + MM_MR - 1) / MM_MR * MM_MR;
+    long mc = (M + row_blocks - 1) / row_blocks, mr = MM_MR;   /* tasks start at multiples of the tile's rows */
+#if !defined(float)
+    if (mode != MM_F32) mr = BF_MR;
+#endif
+    mc = (mc + mr - 1) / mr * mr;
     row_blocks = (M + mc - 1) / mc;
     long tasks = row_blocks * col_blocks;
 #if !defined(float)

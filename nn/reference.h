@@ -12,7 +12,7 @@
 #ifndef REFERENCE_H
 #define REFERENCE_H
 
-#include "nn/layers.h"   /* DropoutKey: which random numbers a dropout uses */
+#include "nn/dropout.h"   /* DropoutKey: which random numbers a dropout uses */
 
 /* --------------------------------------------- embedding, positions, dropout */
 

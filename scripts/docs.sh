@@ -241,7 +241,7 @@ bf16_table | fence > "$blocks/bench-bf16-table"
         END { for (i = 1; i <= n; i++) print f[order[i]] (order[i] in b ? b[order[i]] : " - | - | - |") }'
 } > "$blocks/bench-summary"
 # the record's peaks and its inference lines, as it printed them
-grep -E '^(matmul peak at|bf16 peak at|  loop beside it)' "$bench_record" | fence > "$blocks/bench-peaks"
+grep -E '^(matmul peak at|bf16 peak at|  loop beside it|  at .* thread\(s\) our linear layers)' "$bench_record" | fence > "$blocks/bench-peaks"
 awk '/^Inference:/ { p = 1 } p' "$bench_record" | fence > "$blocks/bench-inference"
 # bfloat16 against float32 and PyTorch, from the bf16 table and the inference lines
 { bf16_table; awk '/tokens\/s/ && /\.\/train predict/' "$bench_record"; } | awk '

@@ -10,7 +10,7 @@
 # markdown row a set: seeds, each precision's mean and spread (max - min), the
 # difference of the means, and whether the bfloat16 mean lies within float32's
 # seed range [min, max] (the test the issue sets: "within the seed spread").
-# A seed is counted once per precision.
+# Only the seeds in SEEDS (default "1 2 3") count, each once per precision.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 sets=("$@")
@@ -29,8 +29,9 @@ for s in "${sets[@]}"; do
         if ! awk -F'\t' '$2 == "fp32" { f = 1 } END { exit !f }' "$p" && [ -s "$c" ]; then
             awk -F'\t' '$1 == "ours" && $2 == "(defaults)" { print "fp32\t" $3 "\t" $4 }' "$c"
         fi
-    } | awk -F'\t' -v set="$s" '
-        !seen[$1 " " $2]++ { n[$1]++; sum[$1] += $3
+    } | awk -F'\t' -v set="$s" -v wanted="${SEEDS:-1 2 3}" '
+        BEGIN { n_want = split(wanted, w, " "); for (i = 1; i <= n_want; i++) want[w[i]] = 1 }
+        ($2 in want) && !seen[$1 " " $2]++ { n[$1]++; sum[$1] += $3
             if (!($1 in lo) || $3 < lo[$1]) lo[$1] = $3
             if (!($1 in hi) || $3 > hi[$1]) hi[$1] = $3
             seeds[$1] = seeds[$1] (seeds[$1] == "" ? "" : ",") $2 }

@@ -154,6 +154,25 @@ static long check_products(MatMode mode, int trials) {
                 }
                 CHECK(in_place_same, "%s trial %d: M %ld N %ld K %ld: the in-place %s differs from the pass", name,
                       trial, M, N, K, variant == 4 ? "relu" : "sum");
+                /* in place through a dropout, as training runs it: the factor by the key's rule in
+                 * floats (T = 4 positions of 6 counted, from example 1 on), the sum in two steps */
+                DropoutKey key = {0.4f, 3, (uint64_t)trial, 7, 1, 6, NULL};
+                ep.drop = &key;
+                ep.drop_T = 4;
+                if (init == MM_START) memset(got, 0xff, sizeof(float) * (size_t)(M * N));
+                else memcpy(got, start, sizeof(float) * (size_t)(M * N));
+                matmul_mode(got, N, a, b, bias_arg, init, M, N, K, &ep, mode);
+                in_place_same = 1;
+                for (long i = 0; i < M * N; i++) {
+                    long row = i / N, col = i % N;
+                    uint64_t index = ((1 + (uint64_t)(row / 4)) * 6 + (uint64_t)(row % 4)) * (uint64_t)N + (uint64_t)col;
+                    float factor = rng_uniform(3, (uint64_t)trial, 7, index) < 0.4f ? 0.0f : 1.0f / 0.6f;
+                    float dropped = expected[i] * factor, want = variant == 4 ? (expected[i] > 0.0f ? expected[i] : 0.0f) * factor
+                                                                              : addend[i] + dropped;
+                    in_place_same &= memcmp(&got[i], &want, sizeof want) == 0;
+                }
+                CHECK(in_place_same, "%s trial %d: M %ld N %ld K %ld: the in-place %s through a dropout differs", name,
+                      trial, M, N, K, variant == 4 ? "relu" : "sum");
                 continue;
             } else {
                 matmul_mode(got, N, a, b, bias_arg, init, M, N, K, NULL, mode);
