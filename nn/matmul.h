@@ -508,35 +508,16 @@ static void bf16_kernel(MatMode mode, int kp, const uint32_t *a, long a_rs, long
     bf16_kernel_emulated(kp, a, a_rs, a_ps, b, from, from_ld, out, out_ld);
 }
 
-/* All of A (M x K) as pair words, once for a product whose column blocks
- * would each convert it again. With kp = (K + 1) / 2, word (i, p) is at
- * words[i * kp + p] when A's rows are contiguous along k; otherwise
- * (a_panels: A's columns contiguous, as dout^T of a weight's gradient)
- * each whole panel of BF_MR rows is [p][BF_MR] from words + i0 * kp, so
- * that two rows of the matrix under A convert into contiguous words
- * (a last partial panel is left to its task). Elementwise, so the
- * threads' split changes nothing. */
-static void mm_words_a_bf16(uint32_t *words, MatView a, long M, long K, int a_panels) {
-    long kp = (K + 1) / 2;
-    if (!a_panels) {
-        #pragma omp parallel for schedule(static) if (M * K > 65536)
-        for (long i = 0; i < M; i++) bf16_row_pairs(words + i * kp, a.data + i * a.row_stride, (int)K, -0.0f);
-        return;
-    }
-    long panels = M / BF_MR;
+/* All whole panels of BF_MR rows of A (M x K), packed by mm_pack_a_bf16
+ * once for a product whose column blocks would each pack them again: panel
+ * q at words + q * BF_MR * kp (kp = (K + 1) / 2), in mm_pack_a_bf16's layout
+ * for A's strides. A last partial panel is left to its task. */
+static void mm_words_a_bf16(uint32_t *words, MatView a, long M, long K) {
+    long kp = (K + 1) / 2, panels = M / BF_MR;
     #pragma omp parallel for schedule(static) if (M * K > 65536)
-    for (long p = 0; p < kp; p++) {   /* along A's rows, which are contiguous across i here */
-        const float *first = a.data + 2 * p * a.col_stride;
-        const float *second = 2 * p + 1 < K ? first + a.col_stride : NULL;
-        for (long q = 0; q < panels; q++) {
-            uint32_t *dst = words + (q * kp + p) * BF_MR;
-            const float *f = first + q * BF_MR * a.row_stride, *s = second ? second + q * BF_MR * a.row_stride : NULL;
-            if (s && a.row_stride == 1) {
-                for (int i = 0; i < BF_MR; i++) dst[i] = bf16_pair(f[i], s[i]);
-            } else {
-                for (int i = 0; i < BF_MR; i++) dst[i] = bf16_pair(f[i * a.row_stride], s ? s[i * a.row_stride] : -0.0f);
-            }
-        }
+    for (long q = 0; q < panels; q++) {
+        long rs, ps;
+        mm_pack_a_bf16(words + q * BF_MR * kp, &rs, &ps, a, q * BF_MR, BF_MR, 0, (int)K);
     }
 }
 
@@ -546,13 +527,13 @@ static void mm_words_a_bf16(uint32_t *words, MatView a, long M, long K, int a_pa
 
 /* Outputs rows [0, M) x columns [0, N) of C (at c, row stride ldc) continue
  * their chains over k in [k0, k0+kc): A's rows [0, M) (the view starts at
- * the block's first row; a_words, when not NULL, the same rows converted
- * by mm_words_a_bf16 with kp a_ld, in panels when a_panels) times the packed B of those k (panel
+ * the block's first row; a_words, when not NULL, its whole panels packed
+ * by mm_words_a_bf16 with kp a_ld) times the packed B of those k (panel
  * q at b + q * b_stride words). They start from `from` (row stride from_ld;
  * 0: one row, a bias; NULL: zeros). ep: the epilogue, positioned at the
  * block's first output, when these k finish the outputs (NULL otherwise). */
 static void mm_bf16_block(float *c, long ldc, const float *from, long from_ld, MatView a, const uint32_t *a_words,
-                          long a_ld, int a_panels, long M, int N, long k0, int kc, const uint32_t *b, long b_stride,
+                          long a_ld, long M, int N, long k0, int kc, const uint32_t *b, long b_stride,
                           const MatEpilogue *ep, MatMode mode) {
     uint32_t a_panel[(MM_KC_MAX + 1) / 2 * BF_MR];
     float v[BF_MR * BF_NR];
@@ -561,11 +542,9 @@ static void mm_bf16_block(float *c, long ldc, const float *from, long from_ld, M
         int rows = (int)(M - i0 < BF_MR ? M - i0 : BF_MR);
         long a_rs = a_ld, a_ps = 1;
         const uint32_t *a_ptr = a_panel;
-        if (a_words && rows == BF_MR && a_panels) {   /* whole panels read in place */
-            a_ptr = a_words + i0 * a_ld + k0 / 2 * BF_MR;
-            a_rs = 1, a_ps = BF_MR;
-        } else if (a_words && rows == BF_MR) {
-            a_ptr = a_words + i0 * a_ld + k0 / 2;
+        if (a_words && rows == BF_MR) {   /* a whole panel read in place, in mm_pack_a_bf16's layout */
+            if (a.col_stride == 1) a_ptr = a_words + i0 * a_ld + k0 / 2;
+            else a_ptr = a_words + i0 * a_ld + k0 / 2 * BF_MR, a_rs = 1, a_ps = BF_MR;
         } else mm_pack_a_bf16(a_panel, &a_rs, &a_ps, a, i0, rows, k0, kc);
         for (int j0 = 0; j0 < N; j0 += BF_NR) {
             int cols = N - j0 < BF_NR ? N - j0 : BF_NR;
@@ -594,7 +573,7 @@ static void mm_bf16_block(float *c, long ldc, const float *from, long from_ld, M
 
 /* mm_task in bfloat16: the same task, the same k blocks (of even size, so
  * no pair straddles two), B packed per block. */
-static void mm_task_bf16(float *c, long ldc, MatView a, const uint32_t *a_words, int a_panels, MatView b, const float *bias,
+static void mm_task_bf16(float *c, long ldc, MatView a, const uint32_t *a_words, MatView b, const float *bias,
                          MatInit init, long m0, int mc, long n0, int nc, long K, const MatEpilogue *ep, MatMode mode) {
     uint32_t b_block[(MM_KC_MAX + 1) / 2 * MM_NC];
     long k_block = K <= MM_KC_MAX ? K : MM_KC;
@@ -611,7 +590,7 @@ static void mm_task_bf16(float *c, long ldc, MatView a, const uint32_t *a_words,
         MatEpilogue at = mm_epilogue_at(ep, m0, n0, ldc);
         int last = ep && k0 + kc == K;
         long a_ld = (K + 1) / 2;
-        mm_bf16_block(c_blk, ldc, from, from_ld, a_rows, a_words ? a_words + m0 * a_ld : NULL, a_ld, a_panels, mc, nc, k0, kc,
+        mm_bf16_block(c_blk, ldc, from, from_ld, a_rows, a_words ? a_words + m0 * a_ld : NULL, a_ld, mc, nc, k0, kc,
                       b_block, (long)(kc + 1) / 2 * BF_NR, last ? &at : NULL, mode);
     }
     if (K == 0) mm_task_empty(c, ldc, bias, init, m0, mc, n0, nc, ep);
@@ -673,11 +652,10 @@ static void matmul_mode(float *c, long ldc, MatView a, MatView b, const float *b
     row_blocks = (M + mc - 1) / mc;
     long tasks = row_blocks * col_blocks;
 #if !defined(float)
-    uint32_t *a_words = NULL;
-    int a_panels = a.col_stride != 1;   /* panels start at task rows m0, multiples of mc */
+    uint32_t *a_words = NULL;   /* tasks start at multiples of BF_MR rows, so at whole panels */
     if (mode != MM_F32 && col_blocks > 1 && K > 0 && M * ((K + 1) / 2) <= MM_A_WORDS_MAX &&
-        (!a_panels || mc % BF_MR == 0) && (a_words = malloc(sizeof(uint32_t) * (size_t)(M * ((K + 1) / 2)))))
-        mm_words_a_bf16(a_words, a, M, K, a_panels);
+        (a_words = malloc(sizeof(uint32_t) * (size_t)(M * ((K + 1) / 2)))))
+        mm_words_a_bf16(a_words, a, M, K);
 #endif
     #pragma omp parallel for schedule(static) if (tasks > 1 && M * N * K > 32768)
     for (long t = 0; t < tasks; t++) {
@@ -686,7 +664,7 @@ static void matmul_mode(float *c, long ldc, MatView a, MatView b, const float *b
         int cols = (int)(N - n0 < nc ? N - n0 : nc);
 #if !defined(float)
         if (mode != MM_F32) {
-            mm_task_bf16(c, ldc, a, a_words, a_panels, b, bias, init, m0, rows, n0, cols, K, ep, mode);
+            mm_task_bf16(c, ldc, a, a_words, b, bias, init, m0, rows, n0, cols, K, ep, mode);
             continue;
         }
 #endif
