@@ -464,7 +464,6 @@ static const float *encoder_forward(Model *m, const int *tokens, int B, int T, c
     ModelActs *a = m->acts;
     const float *P = m->params;
     int N = B * T, d = c->d_model;
-    long Nd = (long)N * d;
     m->batch = B;
     m->seq_len = T;
     /* the team for this step: the cores other programs leave free */
@@ -483,8 +482,7 @@ static const float *encoder_forward(Model *m, const int *tokens, int B, int T, c
     embedding_forward(a->emb_sum, a->tokens, P + a->embedding, c->emb_scale, pos, N, T, d);
     const float *x = a->emb_sum;
     if (opt->training) {
-        token_dropout_mask(a->emb_mask, a->tokens, B, T, d, drop_key(m, SITE_EMBED_DROPOUT));
-        mul_forward(a->x0, a->emb_sum, a->emb_mask, Nd);
+        token_dropout_forward(a->x0, a->emb_mask, a->emb_sum, a->tokens, B, T, d, drop_key(m, SITE_EMBED_DROPOUT));
         x = a->x0;
     }
     for (int l = 0; l < c->n_layers; l++) x = layer_forward(m, l, x, B, T, opt);
@@ -566,20 +564,23 @@ static void layer_backward(Model *m, int l, const float *x, const float *dout, f
     int pre = c->norm == NORM_PRE;
     float *d_resid2 = a->d_stream2, *d_ffn_in = a->d_ln;
 
-    /* through LN2 (post) or straight (pre) to the second residual sum */
+    /* through LN2 (post) or straight (pre) to the second residual sum, and
+     * through the FFN output's dropout (its mask drawn again from the
+     * forward's key) to d_ff_out, in the same pass where LN2 makes it */
+    const float *d_ff_out = d_resid2;
+    DropoutKey ffn_out_drop = drop_key(m, layer_site(l, DROP_FFN_OUT));
     if (pre) {
         copy_floats(d_resid2, dout, Nd);
+        if (dropout) dropout_apply(a->d_proj, d_resid2, B, T, d, ffn_out_drop);
+    } else if (dropout) {
+        layernorm_backward_to_dropout(d_resid2, a->d_proj, G + lp->norm2_w, G + lp->norm2_b, dout, la->resid2,
+                                      P + lp->norm2_w, la->ln2_mean, la->ln2_rstd, N, d, ffn_out_drop, T);
     } else {
         layernorm_backward_to(d_resid2, G + lp->norm2_w, G + lp->norm2_b, dout, la->resid2, P + lp->norm2_w,
                               la->ln2_mean, la->ln2_rstd, N, d);
     }
+    if (dropout) d_ff_out = a->d_proj;
     /* FFN branch: d_ff_out -> linear2 -> dropout -> activation -> linear1 */
-    const float *d_ff_out = d_resid2;
-    /* dropout masks: drawn again from the forward's keys */
-    if (dropout) {
-        dropout_apply(a->d_proj, d_resid2, B, T, d, drop_key(m, layer_site(l, DROP_FFN_OUT)));
-        d_ff_out = a->d_proj;
-    }
     linear_backward_to(a->d_ff_a, G + lp->linear2_w, G + lp->linear2_b, d_ff_out, la->ff_hidden,
                        P + lp->linear2_w, N, f, d, c->precision);
     if (c->activation == ACT_GELU) {
@@ -597,23 +598,24 @@ static void layer_backward(Model *m, int l, const float *x, const float *dout, f
         linear_backward_from(d_ffn_in, d_resid2, G + lp->linear1_w, G + lp->linear1_b, a->d_ff_a, ffn_in,
                              P + lp->linear1_w, N, d, f, c->precision);
 
-    /* to the first residual sum r1 */
+    /* to the first residual sum r1, and through the attention output's dropout */
     float *d_resid1 = a->d_stream2;   /* d_resid2 is no longer needed */
+    DropoutKey attn_out_drop = drop_key(m, layer_site(l, DROP_ATTN_OUT));
     if (pre) {
         /* r2 = r1 + ffn(LN2(r1)): residual path already in d_stream2 */
         layernorm_backward(d_resid1, G + lp->norm2_w, G + lp->norm2_b, d_ffn_in, la->resid1, P + lp->norm2_w,
                            la->ln2_mean, la->ln2_rstd, N, d);
+        if (dropout) dropout_apply(a->d_proj, d_resid1, B, T, d, attn_out_drop);
+    } else if (dropout) {
+        layernorm_backward_to_dropout(d_resid1, a->d_proj, G + lp->norm1_w, G + lp->norm1_b, d_ffn_in, la->resid1,
+                                      P + lp->norm1_w, la->ln1_mean, la->ln1_rstd, N, d, attn_out_drop, T);
     } else {
         layernorm_backward_to(d_resid1, G + lp->norm1_w, G + lp->norm1_b, d_ffn_in, la->resid1, P + lp->norm1_w,
                               la->ln1_mean, la->ln1_rstd, N, d);
     }
     TAP(a, GRAD_LAYER_MID, l, pre ? d_resid1 : d_ffn_in);
     /* attention branch */
-    const float *d_att_proj = d_resid1;
-    if (dropout) {
-        dropout_apply(a->d_proj, d_resid1, B, T, d, drop_key(m, layer_site(l, DROP_ATTN_OUT)));
-        d_att_proj = a->d_proj;
-    }
+    const float *d_att_proj = dropout ? a->d_proj : d_resid1;
     linear_backward_to(a->d_heads, G + lp->out_proj_w, G + lp->out_proj_b, d_att_proj, la->att_heads,
                        P + lp->out_proj_w, N, d, d, c->precision);
     DropoutKey att_drop = drop_key(m, layer_site(l, DROP_ATTENTION));

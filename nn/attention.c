@@ -237,21 +237,15 @@ static void attention_softmax_rows(float *p, long ldp, int rows, const int *toke
         for (int width = MAX_LANES / 2; width > 0; width /= 2)
             for (int l = 0; l < width; l++) part[l] = larger(part[l], part[l + width]);
         float max_score = part[0];
-        /* e^(score - max), summed as it is made in the lanes of row_dot_float
+        /* e^(score - max): one element at a time, so the loop runs as wide
+         * as the vectors are; then summed in the lanes of row_dot_float
          * (lane l takes the elements t2 with t2 % ATT_LANES == l, in order) */
+        for (t2 = 0; t2 < T; t2++) row[t2] = row[t2] == -INFINITY ? 0.0f : SOFTMAX_EXP(row[t2] - max_score);
         float lane[ATT_LANES] = {0};
         t2 = 0;
         for (; t2 + ATT_LANES <= T; t2 += ATT_LANES)
-            for (int l = 0; l < ATT_LANES; l++) {
-                float e = row[t2 + l] == -INFINITY ? 0.0f : SOFTMAX_EXP(row[t2 + l] - max_score);
-                row[t2 + l] = e;
-                lane[l] += e;
-            }
-        for (int l = 0; t2 < T; t2++, l++) {
-            float e = row[t2] == -INFINITY ? 0.0f : SOFTMAX_EXP(row[t2] - max_score);
-            row[t2] = e;
-            lane[l] += e;
-        }
+            for (int l = 0; l < ATT_LANES; l++) lane[l] += row[t2 + l];
+        for (int l = 0; t2 < T; t2++, l++) lane[l] += row[t2];
         sums[r] = lanes_combine_float(lane);
         row_max[r] = max_score;
     }

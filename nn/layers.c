@@ -158,7 +158,10 @@ void dropout_add(float *out, const float *add, const float *inp, int B, int T, i
     dropout_rows(out, add, inp, B, T, W, key);
 }
 
-void token_dropout_mask(float *mask, const int *tokens, int B, int T, int C, DropoutKey key) {
+/* The mask of token_dropout_mask and, when out is not NULL, out = inp * mask
+ * in the same pass. */
+static void token_dropout_rows(float *mask, float *out, const float *inp, const int *tokens, int B, int T, int C,
+                               DropoutKey key) {
     float keep_scale = dropout_keep_scale(&key);
     DropoutTest test = dropout_test(&key);
     #pragma omp parallel for schedule(static)
@@ -171,7 +174,18 @@ void token_dropout_mask(float *mask, const int *tokens, int B, int T, int C, Dro
             else if (tok == TOKEN_CLS || tok == TOKEN_SEP || tok == TOKEN_MASK) m[c] = 1.0f;
             else m[c] = dropout_drops(&test, first + (uint64_t)c) ? 0.0f : keep_scale;
         }
+        if (out)
+            for (int c = 0; c < C; c++) out[(long)n * C + c] = inp[(long)n * C + c] * m[c];
     }
+}
+
+void token_dropout_mask(float *mask, const int *tokens, int B, int T, int C, DropoutKey key) {
+    token_dropout_rows(mask, NULL, NULL, tokens, B, T, C, key);
+}
+
+void token_dropout_forward(float *out, float *mask, const float *inp, const int *tokens, int B, int T, int C,
+                           DropoutKey key) {
+    token_dropout_rows(mask, out, inp, tokens, B, T, C, key);
 }
 
 void mul_forward(float *out, const float *inp, const float *mask, long n) {
@@ -252,9 +266,14 @@ void layernorm_forward(float *out, float *mean, float *rstd, const float *inp,
 }
 
 /* accumulate 1: dinp += the input gradient; 0: dinp = 0 + it. */
+/* dropped (not NULL): dropout_apply of dinp by drop over rows of T positions, in the same pass. */
 static void layernorm_backward_init(float *dinp, float *dweight, float *dbias, const float *dout,
                                     const float *inp, const float *weight, const float *mean,
-                                    const float *rstd, int N, int C, int accumulate) {
+                                    const float *rstd, int N, int C, int accumulate, float *dropped,
+                                    const DropoutKey *drop, int T) {
+    DropoutTest test = {0, 0};
+    float keep = 1.0f;
+    if (dropped) test = dropout_test(drop), keep = dropout_keep_scale(drop);
     /* With xhat = (x - mean) * rstd and g = dout * weight:
      * dx = rstd * (g - mean(g) - xhat * mean(g * xhat)). */
     #pragma omp parallel for schedule(static)
@@ -272,6 +291,11 @@ static void layernorm_backward_init(float *dinp, float *dweight, float *dbias, c
             float g = dy[c] * weight[c];
             float start = accumulate ? dx[c] : 0.0f;
             dx[c] = start + rs * (g - g_mean - xhat * gx_mean);
+        }
+        if (dropped) {   /* dropout_rows' draw of this row */
+            uint64_t first = dropout_index(drop, n / T, n % T, C, 0);
+            float *dd = dropped + (long)n * C;
+            for (int c = 0; c < C; c++) dd[c] = dx[c] * dropout_factor(&test, keep, first + (uint64_t)c);
         }
     }
     /* weight and bias: threads own column ranges, rows summed in order */
@@ -300,13 +324,19 @@ static void layernorm_backward_init(float *dinp, float *dweight, float *dbias, c
 void layernorm_backward(float *dinp, float *dweight, float *dbias, const float *dout,
                         const float *inp, const float *weight, const float *mean,
                         const float *rstd, int N, int C) {
-    layernorm_backward_init(dinp, dweight, dbias, dout, inp, weight, mean, rstd, N, C, 1);
+    layernorm_backward_init(dinp, dweight, dbias, dout, inp, weight, mean, rstd, N, C, 1, NULL, NULL, 0);
 }
 
 void layernorm_backward_to(float *dinp, float *dweight, float *dbias, const float *dout,
                            const float *inp, const float *weight, const float *mean,
                            const float *rstd, int N, int C) {
-    layernorm_backward_init(dinp, dweight, dbias, dout, inp, weight, mean, rstd, N, C, 0);
+    layernorm_backward_init(dinp, dweight, dbias, dout, inp, weight, mean, rstd, N, C, 0, NULL, NULL, 0);
+}
+
+void layernorm_backward_to_dropout(float *dinp, float *dropped, float *dweight, float *dbias, const float *dout,
+                                   const float *inp, const float *weight, const float *mean, const float *rstd,
+                                   int N, int C, DropoutKey drop, int T) {
+    layernorm_backward_init(dinp, dweight, dbias, dout, inp, weight, mean, rstd, N, C, 0, dropped, &drop, T);
 }
 
 /* -------------------------------------------------------------- activations */

@@ -75,7 +75,12 @@ void layernorm_backward(float *dinp, float *dweight, float *dbias, const float *
 void layernorm_backward_to(float *dinp, float *dweight, float *dbias, const float *dout,
                            const float *inp, const float *weight, const float *mean,
                            const float *rstd, int N, int C);
-
+/* layernorm_backward_to, and in the same pass dropped (N,C) = dropout_apply
+ * of dinp by drop, the N rows being examples of T positions: the gradient
+ * through a residual branch's dropout, without a pass of its own. */
+void layernorm_backward_to_dropout(float *dinp, float *dropped, float *dweight, float *dbias, const float *dout,
+                                   const float *inp, const float *weight, const float *mean, const float *rstd,
+                                   int N, int C, DropoutKey drop, int T);
 
 /* out = inp * each element's dropout factor for (B,T,W) data, without
  * storing the mask: the backward calls it again on the gradient with the
@@ -89,6 +94,9 @@ void dropout_add(float *out, const float *add, const float *inp, int B, int T, i
  * [CLS]/[SEP]/[MASK] positions kept unscaled (factor 1), [PAD] positions
  * zeroed, other elements drawn as dropout_apply draws them. */
 void token_dropout_mask(float *mask, const int *tokens, int B, int T, int C, DropoutKey key);
+/* token_dropout_mask, and out (B,T,C) = inp * mask in the same pass. */
+void token_dropout_forward(float *out, float *mask, const float *inp, const int *tokens, int B, int T, int C,
+                           DropoutKey key);
 
 /* Activations, elementwise over n: relu, or gelu in the exact erf form. */
 void relu_forward(float *out, const float *inp, long n);

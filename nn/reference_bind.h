@@ -104,7 +104,14 @@ static inline void bind_token_dropout_mask(float *mask, const int *tokens, int B
     ref_token_dropout_mask(mask, tokens, B, T, C, key);
 }
 
-/* model.c multiplies by the embedding's mask forward (x0 = emb_sum * mask) and back (in place) */
+/* the embedding's mask, then x0 = emb_sum * mask */
+static inline void bind_token_dropout_forward(float *out, float *mask, const float *inp, const int *tokens, int B, int T,
+                                              int C, DropoutKey key) {
+    ref_token_dropout_mask(mask, tokens, B, T, C, key);
+    ref_dropout_forward(out, inp, mask, (long)B * T * C);
+}
+
+/* model.c multiplies the embedding's gradient by its mask (in place) */
 static inline void bind_mul_forward(float *out, const float *inp, const float *mask, long n) {
     ref_dropout_forward(out, inp, mask, n);
 }
@@ -144,6 +151,15 @@ static inline void bind_layernorm_backward_to(float *dinp, float *dweight, float
                                        int N, int C) {
     bind_zero(dinp, (long)N * C);
     ref_layernorm_backward(dinp, dweight, dbias, dout, inp, weight, mean, rstd, N, C);
+}
+
+/* the layer norm's input gradient, then that through the residual branch's dropout */
+static inline void bind_layernorm_backward_to_dropout(float *dinp, float *dropped, float *dweight, float *dbias,
+                                                      const float *dout, const float *inp, const float *weight,
+                                                      const float *mean, const float *rstd, int N, int C,
+                                                      DropoutKey drop, int T) {
+    bind_layernorm_backward_to(dinp, dweight, dbias, dout, inp, weight, mean, rstd, N, C);
+    bind_dropout_apply(dropped, dinp, N / T, T, C, drop);
 }
 
 /* ------------------------------------------------------------- activations */
@@ -257,12 +273,14 @@ static inline void bind_crossentropy_backward(float *dlogits, const float *probs
 #define embedding_backward bind_embedding_backward
 #define sinusoidal_table bind_sinusoidal_table
 #define token_dropout_mask bind_token_dropout_mask
+#define token_dropout_forward bind_token_dropout_forward
 #define mul_forward bind_mul_forward
 #define dropout_apply bind_dropout_apply
 #define dropout_add bind_dropout_add
 #define layernorm_forward bind_layernorm_forward
 #define layernorm_backward bind_layernorm_backward
 #define layernorm_backward_to bind_layernorm_backward_to
+#define layernorm_backward_to_dropout bind_layernorm_backward_to_dropout
 #define gelu_forward bind_gelu_forward
 #define gelu_backward_inplace bind_gelu_backward_inplace
 #define relu_dropout_backward_inplace bind_relu_dropout_backward_inplace

@@ -178,6 +178,12 @@ static void test_embedding_and_dropout(const Shape *s) {
         mul_forward(y_fast, x_ref, m_fast, n);
         ref_dropout_forward(y_ref, x_ref, m_ref, n);
         same_bits("masked dropout forward", s, y_fast, y_ref, n);
+        /* the mask and the product in one pass */
+        memset(m_fast, 0, sizeof(float) * (size_t)n);
+        memset(y_fast, 0, sizeof(float) * (size_t)n);
+        token_dropout_forward(y_fast, m_fast, x_ref, tok, B, T, d, key);
+        same_bits("embedding dropout mask (with the product)", s, m_fast, m_ref, n);
+        same_bits("masked dropout forward (with the mask)", s, y_fast, y_ref, n);
         float *g_fast = copy_of(add, n), *g_ref = copy_of(add, n);
         mul_backward(g_fast, dx, m_fast, n);
         ref_dropout_backward(g_ref, dx, m_ref, n);
@@ -332,6 +338,24 @@ static void test_layernorm(const Shape *s) {
         close_rel(W_LAYERNORM, "layer norm backward dw", s, dw_f, dw_r, C);
         close_rel(W_LAYERNORM, "layer norm backward db", s, db_f, db_r, C);
         free(dx_f); free(dx_r); free(dw_f); free(dw_r); free(db_f); free(db_r);
+    }
+    /* the input gradient and, in the same pass, that through a dropout: the
+     * same bits as layernorm_backward_to, then the reference's mask applied */
+    if (s->T > 0 && N % s->T == 0) {
+        for (int k = 0; k < 2; k++) {
+            DropoutKey key = key_for(k ? 0.5f : 0.1f, 7 + (uint64_t)k, s, NULL);
+            float *dx_a = zeros(n), *dx_b = randoms(n, 5, 6), *dd = randoms(n, 5, 6), *mask = zeros(n), *want = zeros(n);
+            float *dw_a = copy_of(dw0, C), *dw_b = copy_of(dw0, C), *db_a = copy_of(db0, C), *db_b = copy_of(db0, C);
+            layernorm_backward_to(dx_a, dw_a, db_a, dy, x, w, mean_f, rstd_f, N, C);
+            layernorm_backward_to_dropout(dx_b, dd, dw_b, db_b, dy, x, w, mean_f, rstd_f, N, C, key, s->T);
+            same_bits("layer norm backward dx (with its dropout)", s, dx_b, dx_a, n);
+            same_bits("layer norm backward dw (with its dropout)", s, dw_b, dw_a, C);
+            same_bits("layer norm backward db (with its dropout)", s, db_b, db_a, C);
+            ref_dropout_mask(mask, N / s->T, s->T, C, key);
+            ref_dropout_forward(want, dx_a, mask, n);
+            same_bits("layer norm backward through a dropout", s, dd, want, n);
+            free(dx_a); free(dx_b); free(dd); free(mask); free(want); free(dw_a); free(dw_b); free(db_a); free(db_b);
+        }
     }
     free(x); free(w); free(b); free(dy); free(y_fast); free(y_ref); free(mean_f); free(mean_r); free(rstd_f);
     free(rstd_r); free(start); free(dw0); free(db0);
