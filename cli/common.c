@@ -21,7 +21,7 @@ int cli_report(int rc, const char *message) {
 }
 
 int cli_set_precision(const Options *o, SavedModel *run, int rc) {
-    if (rc == EXIT_OK && options_given(o, "precision")) precision_parse(o->precision, &run->model->cfg.precision);
+    if (rc == EXIT_OK && options_given(o, "precision")) run->model->cfg.precision = options_precision(o);
     return rc;
 }
 

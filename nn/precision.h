@@ -51,4 +51,8 @@ static inline int bf16_hardware(void) {
 #endif
 }
 
+/* --precision auto: bfloat16 where the CPU multiplies its pairs itself,
+ * float32 elsewhere (where bfloat16 would be emulated, slower). */
+static inline Precision precision_auto(void) { return bf16_hardware() ? PRECISION_BF16 : PRECISION_FP32; }
+
 #endif

@@ -301,9 +301,13 @@ static int prepare(Trainer *t, const char *data_path, int resume, int argc, char
                                    &least, err, errlen)) != EXIT_OK || (rc = saved_model_check_memory(&least, 1, err, errlen)))
         return rc;
     if ((rc = corpus_prepare(&t->corpus, t->o, t->dist, data_path, stdout, err, errlen)) != EXIT_OK) return rc;
-    if (t->o->epochs == 0) {   /* --epochs auto: the run holds and records the number chosen */
+    /* --epochs auto, --precision auto: the run holds and records the choice */
+    int epochs_auto = t->o->epochs == 0;
+    t->precision_auto = strcmp(t->o->precision, "auto") == 0;
+    if (epochs_auto || t->precision_auto) {
         t->resolved = *t->o;
-        t->resolved.epochs = t->corpus.epochs;
+        if (epochs_auto) t->resolved.epochs = t->corpus.epochs;
+        if (t->precision_auto) t->resolved.precision = precision_name(options_precision(t->o));
         t->o = &t->resolved;
     }
     t->n_train = t->corpus.train.total;
@@ -354,7 +358,10 @@ static void print_intro(const Trainer *t, int resume) {
            t->o->layers, t->o->layers == 1 ? "" : "s", t->o->d_ff, t->o->norm, head, none ? "no" : t->o->pe,
            t->steps_per_epoch, t->steps_per_epoch == 1 ? "" : "s");
     if (t->model->cfg.precision == PRECISION_BF16)
-        printf("; bf16 products%s", bf16_hardware() ? "" : " (emulated: this CPU lacks AVX-512 BF16, slower)");
+        printf("; bf16 products%s", !bf16_hardware() ? " (emulated: this CPU lacks AVX-512 BF16, slower)"
+                                    : t->precision_auto ? " (auto: this CPU has AVX-512 BF16)" : "");
+    else if (t->precision_auto)
+        printf("; fp32 products (auto: this CPU lacks AVX-512 BF16)");
     if (t->dist->size > 1)
         printf(", each batch split over %d MPI ranks, each holding its share of the data", t->dist->size);
     printf("\n");

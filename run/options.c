@@ -40,10 +40,10 @@ const OptionSpec OPTION_TABLE[] = {
     {"norm", OPT_CHOICE, OFF(norm), "post", 0, 0, "post|pre", "LayerNorm after (post) or before (pre) each sub-layer", 1},
     {"pool", OPT_CHOICE, OFF(pool), "mean", 0, 0, "mean|cls", "pooling: mean over tokens, or the [CLS] position", 1},
     {"pe", OPT_CHOICE, OFF(pe), "sinusoidal", 0, 0, "sinusoidal|learned|none", "positional encoding", 1},
-    {"precision", OPT_CHOICE, OFF(precision), "fp32", 0, 0, "fp32|bf16",
+    {"precision", OPT_CHOICE, OFF(precision), "auto", 0, 0, "auto|fp32|bf16",
      "the matrix products' inputs: fp32, or bf16 (rounded to bfloat16, summed in float32; on AVX-512 BF16, "
-     "emulated elsewhere); weights, optimizer and checkpoints stay float32. predict, eval, trace: default the "
-     "model's own", 1},
+     "emulated elsewhere); weights, optimizer and checkpoints stay float32. auto: bf16 on a CPU with AVX-512 "
+     "BF16, else fp32 (run.json records the one chosen). predict, eval, trace: default the model's own", 1},
     {"tokenizer", OPT_CHOICE, OFF(tokenizer), "bpe", 0, 0, "bpe|word|char",
      "bpe: subwords learned from the training texts; word: words; char: characters", 1},
     {"vocab-size", OPT_INT, OFF(vocab_size), "2000", 6, 1 << 24, NULL,
@@ -426,6 +426,8 @@ int options_from_json(Options *o, const JsonValue *object, char *err, size_t err
     o->bpe_dropout = 0.0;
     o->swa = 0.0;
     o->group_by_length = 0;
+    int rc = options_set(o, options_find("precision"), "fp32", err, errlen);   /* and before --precision, in float32 */
+    if (rc != EXIT_OK) return rc;
     for (int i = 0; i < object->count; i++) {
         const OptionSpec *s = options_find(object->keys[i]);
         const JsonValue *v = &object->items[i];
@@ -448,10 +450,16 @@ int options_from_json(Options *o, const JsonValue *object, char *err, size_t err
         if (!value) {
             return fail(err, errlen, ERR_INPUT, "recorded option '%s' has a value of the wrong type", s->name);
         }
-        int rc = options_set(o, s, value, err, errlen);
+        rc = options_set(o, s, value, err, errlen);
         if (rc != EXIT_OK) return rc;
     }
     return EXIT_OK;
+}
+
+Precision options_precision(const Options *o) {
+    Precision p = precision_auto();
+    if (strcmp(o->precision, "auto") != 0) precision_parse(o->precision, &p);
+    return p;
 }
 
 int options_model_config(const Options *o, int vocab_size, int n_classes, int max_len, ModelConfig *out, char *err,
@@ -471,7 +479,7 @@ int options_model_config(const Options *o, int vocab_size, int n_classes, int ma
     norm_parse(o->norm, &cfg.norm);
     pool_parse(o->pool, &cfg.pool);
     pe_parse(o->pe, &cfg.pe);
-    precision_parse(o->precision, &cfg.precision);
+    cfg.precision = options_precision(o);
     *out = cfg;
     /* the rules between options, named as the user wrote them; then the model's own check */
     if (o->d_model % o->heads != 0)

@@ -24,7 +24,7 @@ typedef struct {
     int max_len;                 /* 0: auto, resolved from the training data */
     double dropout;
     const char *activation, *norm, *pool, *pe;
-    const char *precision;       /* of the products: fp32 or bf16 (docs/DESIGN.md §4) */
+    const char *precision;       /* of the products: auto, fp32 or bf16 (docs/DESIGN.md §4); a run resolves auto */
     /* training */
     int epochs, batch_size, patience, threads, stop_after;
     int accum_steps;    /* micro-batches a rank's share of a batch goes through before one step */
@@ -104,6 +104,8 @@ void options_help(FILE *out);
 void options_help_line(FILE *out, const OptionSpec *spec);
 /* The option name (without --) closest to a mistyped one, or NULL. */
 const char *options_suggest(const char *name);
+/* The products' precision --precision names, auto resolved for this CPU. */
+Precision options_precision(const Options *o);
 /* The model config the options describe, for a vocabulary, class count and
  * sequence length found in the data (--max-len auto is resolved there),
  * checked: 0, or ERR_INPUT with a message naming the options. */

@@ -15,8 +15,9 @@
 
 /* Everything one training run holds. */
 typedef struct {
-    const Options *o;         /* the options, or resolved: with --epochs auto, a copy holding the number chosen */
+    const Options *o;         /* the options, or resolved: with --epochs or --precision auto, a copy holding the choice */
     Options resolved;
+    int precision_auto;       /* 1: --precision auto chose o->precision for this CPU */
     const char *dir;
     const DistContext *dist;  /* MPI: this rank; a single process is rank 0 of 1 */
     int writer;               /* 1 on rank 0, the only one that writes files */

@@ -21,7 +21,7 @@ if [ -f $lic/GPL-3 ] && [ -f $lic/Apache-2.0 ]; then
     awk 'NR % 2 == 0' "$out/licenses.tsv" > "$out/val.tsv"
     awk 'NR % 2 == 1' "$out/licenses.tsv" > "$out/train.tsv"
     ./train "$out/train.tsv" --val "$out/val.tsv" --out "$out/bpe-run" --vocab-size 600 --epochs 2 --d-model 32 \
-        --heads 2 --d-ff 64 --layers 1 --threads 1 --quiet > "$out/bpe-run.log"
+        --heads 2 --d-ff 64 --layers 1 --precision fp32 --threads 1 --quiet > "$out/bpe-run.log"   # the twin is float32
     cut -f2 "$out/val.tsv" > "$out/val-texts.txt"
     ./train predict --model "$out/bpe-run" --probs < "$out/val-texts.txt" > "$out/val-probs.tsv"
     "$PYTHON" scripts/twin.py bpe-check "$out/bpe-run" "$out/train.tsv" "$out/val-texts.txt" "$out/val-probs.tsv" \

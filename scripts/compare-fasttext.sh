@@ -12,7 +12,10 @@
 #              20% of the training file (never the test file; the other 80%
 #              is its -input) for FT_AUTOTUNE_DURATION seconds (default 120);
 #              test accuracy is `fasttext test`'s P@1 (one label a line, so it
-#              is accuracy), seconds are training plus testing
+#              is accuracy), seconds are training plus testing;
+#              FT_AUTOTUNE_DURATION=0 skips the autotune and keeps its row
+#              from the set's previous table (its runs take minutes, and
+#              are not what a new build of ./train changes)
 # Every run uses THREADS threads (default 2). Prints the markdown table row
 # (dataset, train lines, ours mean ± spread = max - min, fastText's four
 # figures and their best, ours mean seconds, fastText default seconds, their
@@ -34,7 +37,7 @@ for s in "${seeds[@]}"; do [[ $s =~ ^[0-9]+$ ]] || { echo "compare-fasttext: see
 threads=${THREADS:-2}
 duration=${FT_AUTOTUNE_DURATION:-120}
 [[ $threads =~ ^[1-9][0-9]*$ ]] || { echo "compare-fasttext: THREADS='$threads' is not a positive number" >&2; exit 2; }
-[[ $duration =~ ^[1-9][0-9]*$ ]] || { echo "compare-fasttext: FT_AUTOTUNE_DURATION='$duration' is not a positive number of seconds" >&2; exit 2; }
+[[ $duration =~ ^[0-9]+$ ]] || { echo "compare-fasttext: FT_AUTOTUNE_DURATION='$duration' is not a number of seconds" >&2; exit 2; }
 train=data/$name/train.tsv
 test=data/$name/test.tsv
 for f in "$train" "$test"; do
@@ -47,6 +50,8 @@ out=build/compare/$name
 rm -rf "$out"
 mkdir -p "$out"
 tsv=build/compare/$name.tsv
+kept_autotune=
+[ "$duration" -eq 0 ] && [ -s "$tsv" ] && kept_autotune=$(awk -F'\t' '$1 == "fasttext" && $2 ~ /autotune/' "$tsv")
 printf 'run\toptions\tseed\taccuracy\tseconds\n' >"$tsv"
 
 seconds_since() { awk -v a="$1" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.2f", b - a }'; }
@@ -102,7 +107,12 @@ fasttext_run() {  # run-name input options...
 fasttext_run ft-default "$out/train.txt"
 fasttext_run ft-bigrams "$out/train.txt" -wordNgrams 2
 fasttext_run ft-chars "$out/train.txt" -minn 2 -maxn 5
-fasttext_run ft-autotune "$out/tune-train.txt" -autotune-validation "$out/tune-valid.txt" -autotune-duration "$duration"
+if [ "$duration" -gt 0 ]; then
+    fasttext_run ft-autotune "$out/tune-train.txt" -autotune-validation "$out/tune-valid.txt" -autotune-duration "$duration"
+elif [ -n "$kept_autotune" ]; then
+    echo "$kept_autotune" >>"$tsv"
+    echo "compare-fasttext: $name fasttext autotune: kept from the previous table" >&2
+fi
 
 # 3. The row.
 row=$(awk -F'\t' -v name="$name" -v lines="$(grep -vc '^#' "$train")" '

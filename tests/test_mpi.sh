@@ -15,7 +15,8 @@ if ! "$TRAIN" --version | grep -qx 'mpi: yes'; then
 fi
 
 MPIRUN=(mpirun --allow-run-as-root --oversubscribe)
-TINY=(--d-model 16 --heads 2 --d-ff 32 --layers 1 --max-len 16 --quiet)
+# float32: ranks equal one process within float rounding (bf16 is checked on its own below)
+TINY=(--d-model 16 --heads 2 --d-ff 32 --layers 1 --max-len 16 --precision fp32 --quiet)
 
 # 360 training and 40 validation examples; the validation texts for predict.
 grep -v '^#' data/negation/train.tsv | head -n 360 >"$tmp/train.tsv"
@@ -71,6 +72,20 @@ if within_limit "$worst"; then
 else
     fail "2 ranks with --accum-steps 3 differ from one process by $worst relative"
 fi
+# bf16: the ranks' float32 partial sums of a weight's gradient add up in
+# another order than one process's, and bfloat16 rounds each next product's
+# inputs to 8 bits, so an ulp of difference can move an input by 2^-8: the
+# runs agree within bf16's rounding (2e-3 relative), not float32's.
+BF=("${DROP[@]}" --precision bf16)
+"$TRAIN" "${BF[@]}" --out "$tmp/bf-1" >/dev/null 2>&1 && "${MPIRUN[@]}" -np 2 "$TRAIN" "${BF[@]}" --out "$tmp/bf-2" >/dev/null 2>&1 ||
+    fail "bf16: a run failed"
+worst=$(max_relative_loss_diff "$tmp/bf-1/metrics.csv" "$tmp/bf-2/metrics.csv")
+if [ "$(wc -l <"$tmp/bf-2/metrics.csv")" -eq 4 ] && awk -v w="$worst" 'BEGIN { exit !(w <= 2e-3) }'; then
+    pass "bf16: 2 ranks match one process within bf16 rounding (largest relative train/val loss difference $worst, limit 2e-3)"
+    echo "REPORT mpi bf16: 2 ranks vs one process, largest relative train/val loss difference $worst (limit 2e-3)"
+else
+    fail "bf16: 2 ranks differ from one process by $worst relative (limit 2e-3)"
+fi
 # The comparison can fail: one loss moved by 1e-4 relative (what masks drawn
 # per slice did: 3.4e-2) must be caught.
 awk -F, -v OFS=, 'NR == 3 { $2 = sprintf("%.6f", $2 * 1.0001) } 1' "$tmp/drop-1/metrics.csv" >"$tmp/planted.csv"
@@ -88,7 +103,7 @@ fi
 # set and print the same notes (leakage, max-len, sizes) as one process.
 head -n 50 "$tmp/train.tsv" >"$tmp/test.tsv"
 WHOLE=("$tmp/train.tsv" --test "$tmp/test.tsv" --d-model 16 --heads 2 --d-ff 32 --layers 1 --epochs 2 --batch-size 16
-       --class-weights balanced --threads 1)
+       --class-weights balanced --precision fp32 --threads 1)
 "$TRAIN" "${WHOLE[@]}" --out "$tmp/whole-1" >"$tmp/whole-1.txt" 2>&1 || fail "defaults: single process failed"
 "${MPIRUN[@]}" -np 3 "$TRAIN" "${WHOLE[@]}" --out "$tmp/whole-3" >"$tmp/whole-3.txt" 2>&1 ||
     { fail "defaults: 3-rank run failed:"; tail -n 5 "$tmp/whole-3.txt"; }
@@ -335,7 +350,7 @@ fi
 # the one process's: the same held-out texts, so the same held-out numbers.
 awk '{ print "id" NR "\t" $2 }' FS='\t' "$tmp/train.tsv" >"$tmp/ids.tsv"
 PRE=(pretrain "$tmp/ids.tsv" --d-model 16 --heads 2 --d-ff 32 --layers 1 --max-len 16 --vocab-size 200 --epochs 2
-     --threads 1)   # not --quiet: the first line says how many texts are held out
+     --precision fp32 --threads 1)   # not --quiet: the first line says how many texts are held out
 "$TRAIN" "${PRE[@]}" --out "$tmp/pre-1" >"$tmp/pre-1.txt" 2>&1 || fail "pretrain on ids: one process: $(tail -2 "$tmp/pre-1.txt")"
 "${MPIRUN[@]}" -np 3 "$TRAIN" "${PRE[@]}" --out "$tmp/pre-3" >"$tmp/pre-3.txt" 2>&1 ||
     fail "pretrain on ids: 3 ranks: $(tail -2 "$tmp/pre-3.txt")"

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # test_precision.sh: --precision bf16 (docs/DESIGN.md §4) trains byte-identically at 1 and 2 threads and
 # under --stop-after/--resume, pretraining too; it is recorded in run.json, the header line and the
-# checkpoint (float32 checkpoints keep no precision key); predict runs a model in its own precision
-# unless told otherwise; a bad value is refused.
+# checkpoint (float32 checkpoints keep no precision key); the default, auto, is bf16 exactly where the
+# CPU has AVX-512 BF16 and says so; predict runs a model in its own precision unless told otherwise;
+# a bad value is refused.
 source "$(dirname "$0")/lib.sh"
 TRAIN=$PWD/train
 [ -x "$TRAIN" ] || { echo "FAIL: $TRAIN is not built (run make test)"; exit 1; }
@@ -25,7 +26,8 @@ if cmp -s "$tmp/t1/model.safetensors" "$tmp/t2/model.safetensors" && diff -q <(m
 else
     fail "bf16: --threads 1 and 2 differ"
 fi
-"$TRAIN" "$tmp/order.tsv" "${MODEL[@]}" --epochs 3 --threads 2 --out "$tmp/f32" >"$tmp/f32.out" || fail "fp32 training failed"
+"$TRAIN" "$tmp/order.tsv" "${MODEL[@]}" --epochs 3 --precision fp32 --threads 2 --out "$tmp/f32" >"$tmp/f32.out" ||
+    fail "fp32 training failed"
 if cmp -s "$tmp/f32/model.safetensors" "$tmp/t2/model.safetensors"; then
     fail "bf16 and fp32 trained the same bytes: --precision had no effect"
 else
@@ -52,6 +54,27 @@ else
     [ "$got" = bf16 ] && [ "$f32" = absent ] && pass "checkpoint metadata: precision bf16; none in an fp32 checkpoint" ||
         fail "checkpoint metadata precision: bf16 run '$got', fp32 run '$f32' (want bf16, absent)"
 fi
+
+# ------------------------------------------------------------ the default: auto
+# bf16 where the CPU has the instructions (grep's answer from /proc/cpuinfo, independent of the
+# program's own test), fp32 elsewhere; the header says which and why, run.json records the choice
+"$TRAIN" "$tmp/order.tsv" "${MODEL[@]}" --epochs 3 --threads 2 --out "$tmp/auto" >"$tmp/auto.out" ||
+    fail "training with the default precision failed"
+if grep -qw avx512_bf16 /proc/cpuinfo 2>/dev/null; then want=bf16 other=f32 why="has"; else want=fp32 other=t2 why="lacks"; fi
+if cmp -s "$tmp/auto/model.safetensors" "$tmp/$([ $want = bf16 ] && echo t2 || echo f32)/model.safetensors" &&
+    ! cmp -s "$tmp/auto/model.safetensors" "$tmp/$other/model.safetensors"; then
+    pass "the default precision trains the bytes of --precision $want on this CPU"
+else
+    fail "the default precision did not train the bytes of --precision $want (this CPU $why AVX-512 BF16)"
+fi
+grep -q "\"precision\": \"$want\"" "$tmp/auto/run.json" && pass "run.json records the precision auto chose ($want)" ||
+    fail "run.json of a default run: $(grep precision "$tmp/auto/run.json")"
+grep -q "$want products (auto: this CPU $why AVX-512 BF16)" "$tmp/auto.out" &&
+    pass "the header line says auto chose $want and why" ||
+    fail "the header line of a default run: $(grep '^model' "$tmp/auto.out")"
+"$TRAIN" "$tmp/order.tsv" "${MODEL[@]}" --epochs 3 --precision auto --threads 2 --out "$tmp/auto2" >/dev/null &&
+    cmp -s "$tmp/auto/model.safetensors" "$tmp/auto2/model.safetensors" && pass "--precision auto is the default" ||
+    fail "--precision auto differs from the default"
 
 # ------------------------------------------------------------ resume
 "$TRAIN" "$tmp/order.tsv" "${MODEL[@]}" --epochs 3 --precision bf16 --threads 2 --stop-after 1 --out "$tmp/r" >/dev/null &&
@@ -88,7 +111,7 @@ cmp -s "$tmp/p1/model.safetensors" "$tmp/p2/model.safetensors" &&
 # ------------------------------------------------------------ bad input
 "$TRAIN" "$tmp/order.tsv" --precision fp16 --out "$tmp/bad" >/dev/null 2>"$tmp/bad.err"
 rc=$?
-[ $rc -eq 2 ] && grep -q "precision.*fp32|bf16" "$tmp/bad.err" && pass "--precision fp16 refused (exit 2), naming fp32|bf16" ||
+[ $rc -eq 2 ] && grep -q "precision.*auto|fp32|bf16" "$tmp/bad.err" && pass "--precision fp16 refused (exit 2), naming auto|fp32|bf16" ||
     fail "--precision fp16: exit $rc, $(cat "$tmp/bad.err")"
 
 finish test_precision

@@ -17,7 +17,7 @@ if [ ! -x ./train ] || [ ! -x "$ref" ]; then
     finish test_reference_run
 fi
 export OMP_WAIT_POLICY=passive
-demo=(data/negation/train.tsv --test data/negation/test.tsv --epochs 2 --quiet)
+demo=(data/negation/train.tsv --test data/negation/test.tsv --epochs 2 --precision fp32 --quiet)   # the reference is float32
 ./train "${demo[@]}" --out "$tmp/fast" >"$tmp/fast.log" 2>&1 || fail "./train on the demo data failed: $(tail -n 3 "$tmp/fast.log")"
 "$ref" "${demo[@]}" --out "$tmp/ref" >"$tmp/ref.log" 2>&1 \
     || fail "build/train-ref on the demo data failed: $(tail -n 3 "$tmp/ref.log")"

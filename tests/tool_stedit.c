@@ -209,7 +209,8 @@ static int raw_edit(const char *in, const char *out_path, char **argv, int argc)
 /* Metadata that model_save_state writes itself (the config, step, checksum). */
 static int written_by_save_state(const char *key) {
     const char *own[] = {"format", "vocab_size", "max_len", "d_model", "heads", "d_ff", "layers", "n_classes",
-                         "dropout", "emb_scale", "activation", "norm", "pool", "pe", "adam_step", "checksum"};
+                         "dropout", "emb_scale", "activation", "norm", "pool", "pe", "precision", "adam_step",
+                         "checksum"};
     for (size_t i = 0; i < sizeof own / sizeof *own; i++)
         if (strcmp(key, own[i]) == 0) return 1;
     return 0;
