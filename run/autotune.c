@@ -567,6 +567,13 @@ int autotune_run(const DistContext *dist, const Options *o, const char *data_pat
         search_free(&s);
         return rc;
     }
+    /* --precision auto chosen once, here, and kept in the plan: a resumed search goes on in it on any CPU */
+    if (rc == EXIT_OK && strcmp(s.base.precision, "auto") == 0)
+        rc = options_set(&s.base, options_find("precision"), precision_name(options_precision(o)), err, errlen);
+    if (rc != EXIT_OK) {
+        search_free(&s);
+        return rc;
+    }
     absolute((char **)&s.base.val_path);
     absolute((char **)&s.base.test_path);
     absolute((char **)&s.base.init_dir);

@@ -307,7 +307,11 @@ static int prepare(Trainer *t, const char *data_path, int resume, int argc, char
     if (epochs_auto || t->precision_auto) {
         t->resolved = *t->o;
         if (epochs_auto) t->resolved.epochs = t->corpus.epochs;
-        if (t->precision_auto) t->resolved.precision = precision_name(options_precision(t->o));
+        if (t->precision_auto) {   /* rank 0's CPU decides for every rank, so that they agree */
+            double bf16 = options_precision(t->o) == PRECISION_BF16;
+            dist_share_rank0(t->dist, &bf16, 1);
+            t->resolved.precision = precision_name(bf16 != 0.0 ? PRECISION_BF16 : PRECISION_FP32);
+        }
         t->o = &t->resolved;
     }
     t->n_train = t->corpus.train.total;
@@ -361,7 +365,7 @@ static void print_intro(const Trainer *t, int resume) {
         printf("; bf16 products%s", !bf16_hardware() ? " (emulated: this CPU lacks AVX-512 BF16, slower)"
                                     : t->precision_auto ? " (auto: this CPU has AVX-512 BF16)" : "");
     else if (t->precision_auto)
-        printf("; fp32 products (auto: this CPU lacks AVX-512 BF16)");
+        printf("; fp32 products (auto: no AVX-512 BF16 on this CPU, or not in this build)");
     if (t->dist->size > 1)
         printf(", each batch split over %d MPI ranks, each holding its share of the data", t->dist->size);
     printf("\n");

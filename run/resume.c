@@ -32,6 +32,9 @@ static int refuse_changes(const Options *given, const Options *recorded, const c
         options_format(recorded, s, then, sizeof then);
         /* a path may be spelled otherwise (the record's are absolute); --out is the run itself */
         int is_out = strcmp(s->name, "out") == 0;
+        /* --precision auto is no change when it chooses what the run recorded */
+        if (strcmp(s->name, "precision") == 0 && strcmp(now, "auto") == 0)
+            snprintf(now, sizeof now, "%s", precision_name(options_precision(given)));
         int same = (!is_out && strcmp(now, then) == 0) || fileio_same_file(now, is_out ? dir : then);
         if (same) continue;
         if (is_out)

@@ -171,7 +171,7 @@ bench_extra() {
     rm -rf "$dir/predict-run"
     local pt=() t_pred ptoks pgf pfrac tid ttw pbest pratio
     if ./train "$dir/predict-train.tsv" --epochs 1 --max-len 64 --d-model 128 --heads 4 --d-ff 512 --layers 2 \
-           --vocab-size 1000 --val-split 0 --quiet --out "$dir/predict-run" >/dev/null 2>&1; then
+           --vocab-size 1000 --val-split 0 --precision fp32 --quiet --out "$dir/predict-run" >/dev/null 2>&1; then
         for i in $(seq "$C_REPS"); do pt+=("$(seconds sh -c "./train predict --model $dir/predict-run <$dir/predict-lines.txt")"); done
         t_pred=$(printf '%s\n' "${pt[@]}" | sort -g | head -1)
         ptoks=$(calc "20000 * 64 / $t_pred")

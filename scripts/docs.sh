@@ -161,7 +161,7 @@ untrained=(./train trace --untrained --d-model 512 --heads 8 "the cat sat on the
 cp "$runs/untrained/positional_encoding_100.png" "$work/images/positional_encoding_100.png"
 
 # ---- compare-pe: the same model with and without positional encoding
-compare=(./train compare-pe data/negation/train.tsv --test data/negation/test.tsv --epochs 10)
+compare=(./train compare-pe data/negation/train.tsv --test data/negation/test.tsv --epochs 10 --precision bf16)
 "${compare[@]}" --out "$runs/negation-compare-pe" ${fresh[@]+"${fresh[@]}"} > "$work/compare.txt" 2>&1 \
     || { cat "$work/compare.txt"; exit 1; }
 {

@@ -60,16 +60,20 @@ fi
 # program's own test), fp32 elsewhere; the header says which and why, run.json records the choice
 "$TRAIN" "$tmp/order.tsv" "${MODEL[@]}" --epochs 3 --threads 2 --out "$tmp/auto" >"$tmp/auto.out" ||
     fail "training with the default precision failed"
-if grep -qw avx512_bf16 /proc/cpuinfo 2>/dev/null; then want=bf16 other=f32 why="has"; else want=fp32 other=t2 why="lacks"; fi
+if grep -qw avx512_bf16 /proc/cpuinfo 2>/dev/null; then
+    want=bf16 other=f32 why="this CPU has AVX-512 BF16"
+else
+    want=fp32 other=t2 why="no AVX-512 BF16 on this CPU, or not in this build"
+fi
 if cmp -s "$tmp/auto/model.safetensors" "$tmp/$([ $want = bf16 ] && echo t2 || echo f32)/model.safetensors" &&
     ! cmp -s "$tmp/auto/model.safetensors" "$tmp/$other/model.safetensors"; then
     pass "the default precision trains the bytes of --precision $want on this CPU"
 else
-    fail "the default precision did not train the bytes of --precision $want (this CPU $why AVX-512 BF16)"
+    fail "the default precision did not train the bytes of --precision $want ($why)"
 fi
 grep -q "\"precision\": \"$want\"" "$tmp/auto/run.json" && pass "run.json records the precision auto chose ($want)" ||
     fail "run.json of a default run: $(grep precision "$tmp/auto/run.json")"
-grep -q "$want products (auto: this CPU $why AVX-512 BF16)" "$tmp/auto.out" &&
+grep -qF "$want products (auto: $why)" "$tmp/auto.out" &&
     pass "the header line says auto chose $want and why" ||
     fail "the header line of a default run: $(grep '^model' "$tmp/auto.out")"
 "$TRAIN" "$tmp/order.tsv" "${MODEL[@]}" --epochs 3 --precision auto --threads 2 --out "$tmp/auto2" >/dev/null &&
@@ -83,6 +87,25 @@ if cmp -s "$tmp/r/model.safetensors" "$tmp/t2/model.safetensors" && diff -q <(me
     pass "bf16: stopped after epoch 1 and resumed (at another thread count), byte-identical to the uninterrupted run"
 else
     fail "bf16: the resumed run differs from the uninterrupted one"
+fi
+
+# --precision auto given again with --resume is no change when it chooses what the run recorded
+"$TRAIN" "$tmp/order.tsv" "${MODEL[@]}" --epochs 3 --threads 2 --stop-after 1 --out "$tmp/ra" >/dev/null &&
+    "$TRAIN" --resume "$tmp/ra" --precision auto --quiet >/dev/null 2>"$tmp/ra.err" &&
+    cmp -s "$tmp/ra/model.safetensors" "$tmp/auto/model.safetensors" &&
+    pass "--resume with --precision auto continues the run, byte-identical to the uninterrupted one" ||
+    fail "--resume --precision auto: $(cat "$tmp/ra.err")"
+# a run recorded before --precision existed (no precision in run.json) trained in fp32, and resumes so
+"$TRAIN" "$tmp/order.tsv" "${MODEL[@]}" --epochs 3 --precision fp32 --threads 2 --stop-after 1 --out "$tmp/old" \
+    >/dev/null || fail "fp32 --stop-after 1 failed"
+grep -v '"precision":' "$tmp/old/run.json" >"$tmp/old.json" && mv "$tmp/old.json" "$tmp/old/run.json"
+if grep -q '"precision":' "$tmp/old/run.json"; then
+    fail "could not remove precision from run.json"
+elif "$TRAIN" --resume "$tmp/old" --quiet >/dev/null 2>"$tmp/old.err" &&
+    cmp -s "$tmp/old/model.safetensors" "$tmp/f32/model.safetensors"; then
+    pass "a run.json without precision resumes in fp32, byte-identical to the uninterrupted fp32 run"
+else
+    fail "a run.json without precision: $(cat "$tmp/old.err")"
 fi
 
 # ------------------------------------------------------------ predict
