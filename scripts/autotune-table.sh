@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# autotune-table.sh: issue 41's autotune rows, one line a set, from runs made as
+#   ./train data/NAME/train.tsv --test data/NAME/test.tsv --autotune 10m --seed 42 \
+#       --threads 1 --out DIR/NAME >DIR/NAME.log
+#   ./train data/NAME/train.tsv --test data/NAME/test.tsv --seed 42 --threads 1 \
+#       --quiet --out DIR/def-NAME                      (the defaults, same seed)
+# and the defaults' seeds in build/compare/NAME.tsv (scripts/compare-fasttext.sh):
+#   bash scripts/autotune-table.sh DIR NAME...
+# Columns: trials run, the winner and its validation accuracy against trial 1's
+# (the defaults), the winner's test accuracy, the defaults' at the same seed
+# and over the compared seeds, and fastText's best (of build/compare/NAME.tsv).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+[ $# -ge 2 ] || { echo "usage: $0 DIR NAME..." >&2; exit 2; }
+dir=$1
+shift
+# the test accuracy of a run's report: the accuracy line after "test ("
+test_acc() { awk '/^test \(/ { t = 1 } t && $1 == "accuracy" { print $2; exit }' "$1/report.txt" 2>/dev/null || true; }
+echo "| set | trials | winner | winner val acc | defaults' val acc | winner test | defaults test, seed 42 | defaults test, seeds 1-3 | fastText best | winner - defaults (seed 42) |"
+echo "|---|---|---|---|---|---|---|---|---|---|"
+for name in "$@"; do
+    run=$dir/$name
+    if [ ! -s "$run/trials.jsonl" ] || [ ! -s "$run/report.txt" ]; then
+        echo "| $name | not measured | | | | | | | | |"
+        continue
+    fi
+    trials=$(grep -c '"trial"' "$run/trials.jsonl")
+    # winner: trial 43 of 45 (val loss 0.2097, val acc 0.9448; the options as given: 0.2640, 0.9034)
+    win=$(grep -m1 '^winner: trial' "$dir/$name.log" || true)
+    [ -n "$win" ] || { echo "autotune-table: $dir/$name.log has no winner line" >&2; exit 1; }
+    wtrial=$(sed -E 's/^winner: trial ([0-9]+) .*/\1/' <<<"$win")
+    wval=$(sed -E 's/.*val acc ([0-9.]+);.*/\1/' <<<"$win")
+    dval=$(sed -E 's/.*as given: [0-9.]+, ([0-9.]+)\).*/\1/' <<<"$win")
+    wtest=$(test_acc "$run")
+    dtest=$(test_acc "$dir/def-$name")
+    compare=build/compare/$name.tsv
+    seeds=- best=-
+    if [ -s "$compare" ]; then
+        seeds=$(awk -F'\t' '$1 == "ours" { n++; s += $4; if (n == 1 || $4 < lo) lo = $4; if (n == 1 || $4 > hi) hi = $4 }
+                            END { if (n) printf "%.4f ± %.4f", s / n, hi - lo; else printf "-" }' "$compare")
+        best=$(awk -F'\t' 'NR > 1 && $1 == "fasttext" { if (!m++ || $4 > b) b = $4 } END { if (m) printf "%.4f", b; else printf "-" }' "$compare")
+    fi
+    diff=-
+    [ -n "$wtest" ] && [ -n "$dtest" ] && diff=$(awk -v a="$wtest" -v b="$dtest" 'BEGIN { printf "%+.4f", a - b }')
+    printf "| %s | %d | trial %s | %s | %s | %s | %s | %s | %s | %s |\n" "$name" "$trials" "$wtrial" "$wval" "$dval" \
+        "${wtest:--}" "${dtest:-not run}" "$seeds" "$best" "$diff"
+done
