@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
 # autotune-table.sh: issue 41's autotune rows, one line a set, from runs made as
-#   ./train data/NAME/train.tsv --test data/NAME/test.tsv --autotune 10m --seed 42 \
-#       --threads 1 --out DIR/NAME >DIR/NAME.log
+#   /usr/bin/time -f "NAME wall %e s" ./train data/NAME/train.tsv --test data/NAME/test.tsv \
+#       --autotune 10m --seed 42 --threads 1 --out DIR/NAME >DIR/NAME.log 2>&1
 #   ./train data/NAME/train.tsv --test data/NAME/test.tsv --seed 42 --threads 1 \
 #       --quiet --out DIR/def-NAME                      (the defaults, same seed)
 # and the defaults' seeds in build/compare/NAME.tsv (scripts/compare-fasttext.sh):
 #   bash scripts/autotune-table.sh DIR NAME...
 # Columns: trials run, the winner and its validation accuracy against trial 1's
 # (the defaults), the winner's test accuracy, the defaults' at the same seed
-# and over the compared seeds, and fastText's best (of build/compare/NAME.tsv).
+# and over the compared seeds, fastText's best (of build/compare/NAME.tsv),
+# and the autotune's whole time.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 [ $# -ge 2 ] || { echo "usage: $0 DIR NAME..." >&2; exit 2; }
@@ -16,12 +17,12 @@ dir=$1
 shift
 # the test accuracy of a run's report: the accuracy line after "test ("
 test_acc() { awk '/^test \(/ { t = 1 } t && $1 == "accuracy" { print $2; exit }' "$1/report.txt" 2>/dev/null || true; }
-echo "| set | trials | winner | winner val acc | defaults' val acc | winner test | defaults test, seed 42 | defaults test, seeds 1-3 | fastText best | winner - defaults (seed 42) |"
-echo "|---|---|---|---|---|---|---|---|---|---|"
+echo "| set | trials | winner | winner val acc | defaults' val acc | winner test | defaults test, seed 42 | defaults test, seeds 1-3 | fastText best | winner - defaults (seed 42) | autotune s |"
+echo "|---|---|---|---|---|---|---|---|---|---|---|"
 for name in "$@"; do
     run=$dir/$name
     if [ ! -s "$run/trials.jsonl" ] || [ ! -s "$run/report.txt" ]; then
-        echo "| $name | not measured | | | | | | | | |"
+        echo "| $name | not measured | | | | | | | | | |"
         continue
     fi
     trials=$(grep -c '"trial"' "$run/trials.jsonl")
@@ -42,6 +43,7 @@ for name in "$@"; do
     fi
     diff=-
     [ -n "$wtest" ] && [ -n "$dtest" ] && diff=$(awk -v a="$wtest" -v b="$dtest" 'BEGIN { printf "%+.4f", a - b }')
-    printf "| %s | %d | trial %s | %s | %s | %s | %s | %s | %s | %s |\n" "$name" "$trials" "$wtrial" "$wval" "$dval" \
-        "${wtest:--}" "${dtest:-not run}" "$seeds" "$best" "$diff"
+    wall=$(awk -v n="$name" '$1 == n && $2 == "wall" { printf "%.0f", $3 }' "$dir/$name.log")
+    printf "| %s | %d | trial %s | %s | %s | %s | %s | %s | %s | %s | %s |\n" "$name" "$trials" "$wtrial" "$wval" "$dval" \
+        "${wtest:--}" "${dtest:-not run}" "$seeds" "$best" "$diff" "${wall:--}"
 done
