@@ -115,7 +115,7 @@ static void att_product(float *c, long ldc, MatView a, const float *b, long M, i
 static void att_pack(float *buf, MatView b, int K, int N, MatMode mode) {
 #if !defined(float)
     if (mode != MM_F32) {
-        mm_pack_b_bf16((uint32_t *)buf, b, 0, K, 0, N);
+        mm_pack_b_bf16((uint32_t *)buf, b, 0, K, 0, N, mode);
         return;
     }
 #endif

@@ -362,12 +362,68 @@ static inline uint32_t bf16_pair(float first, float second) {
     return (uint32_t)bf16_round(first) << 16 | bf16_round(second);
 }
 
+#if BF16_HW_COMPILED
+/* The conversions below on vcvtne2ps2bf16, which rounds as bf16_round does
+ * (to nearest even, a subnormal to a zero of its sign, a NaN quieted):
+ * the same words, 16 a step. tests/test_matmul.c checks them against
+ * bf16_pair on floats of every kind. */
+
+/* words[p] = bf16_pair(src[2p], src[2p+1]) for p < n: 32 floats make 32
+ * bfloat16 in order, and each 32-bit lane turned by 16 puts a pair's first
+ * in the high half. */
+__attribute__((target("avx512f,avx512bf16")))
+static void bf16_row_pairs_hw(uint32_t *restrict words, const float *restrict src, int n) {
+    for (int p = 0; p < n; p += 16) {
+        __mmask16 m = n - p >= 16 ? 0xffff : (__mmask16)((1u << (n - p)) - 1);
+        __mmask16 m0 = n - p >= 8 ? 0xffff : (__mmask16)((1u << 2 * (n - p)) - 1);
+        __mmask16 m1 = n - p >= 16 ? 0xffff : n - p > 8 ? (__mmask16)((1u << 2 * (n - p - 8)) - 1) : 0;
+        __m512 lo = _mm512_maskz_loadu_ps(m0, src + 2 * p), hi = _mm512_maskz_loadu_ps(m1, src + 2 * p + 16);
+        __m512i v = (__m512i)_mm512_cvtne2ps_pbh(hi, lo);
+        _mm512_mask_storeu_epi32(words + p, m, _mm512_rol_epi32(v, 16));
+    }
+}
+
+/* words[j] = bf16_pair(first[j], second[j]) for j < n: the two rows
+ * converted side by side, then interleaved 16 bits at a time. */
+__attribute__((target("avx512f,avx512bw,avx512bf16")))
+static void bf16_two_rows_hw(uint32_t *restrict words, const float *first, const float *second, int n) {
+    const __m512i order = _mm512_set_epi16(31, 15, 30, 14, 29, 13, 28, 12, 27, 11, 26, 10, 25, 9, 24, 8,
+                                           23, 7, 22, 6, 21, 5, 20, 4, 19, 3, 18, 2, 17, 1, 16, 0);
+    for (int j = 0; j < n; j += 16) {
+        __mmask16 m = n - j >= 16 ? 0xffff : (__mmask16)((1u << (n - j)) - 1);
+        __m512 f = _mm512_maskz_loadu_ps(m, first + j), s = _mm512_maskz_loadu_ps(m, second + j);
+        __m512i v = (__m512i)_mm512_cvtne2ps_pbh(f, s);   /* s's 16 in the low half, f's in the high */
+        _mm512_mask_storeu_epi32(words + j, m, _mm512_permutexvar_epi16(order, v));
+    }
+}
+#endif
+
 /* words[p] = the pair (src[2p], src[2p+1]) for the kc contiguous values
- * of a row, the last one with pad when kc is odd (a loop that vectorizes). */
-static inline void bf16_row_pairs(uint32_t *restrict words, const float *restrict src, int kc, float pad) {
+ * of a row, the last one with pad when kc is odd (a loop that vectorizes,
+ * or vcvtne2ps2bf16 in the mode that runs on it). */
+static inline void bf16_row_pairs(uint32_t *restrict words, const float *restrict src, int kc, float pad,
+                                  MatMode mode) {
     int full = kc / 2;
-    for (int p = 0; p < full; p++) words[p] = bf16_pair(src[2 * p], src[2 * p + 1]);
+#if BF16_HW_COMPILED
+    if (mode == MM_BF16_HW) bf16_row_pairs_hw(words, src, full);
+    else
+#endif
+        for (int p = 0; p < full; p++) words[p] = bf16_pair(src[2 * p], src[2 * p + 1]);
+    (void)mode;
     if (kc % 2) words[full] = bf16_pair(src[kc - 1], pad);
+}
+
+/* words[j] = the pair (first[j], second[j]) for j < n. */
+static inline void bf16_two_rows(uint32_t *restrict words, const float *first, const float *second, int n,
+                                 MatMode mode) {
+#if BF16_HW_COMPILED
+    if (mode == MM_BF16_HW) {
+        bf16_two_rows_hw(words, first, second, n);
+        return;
+    }
+#endif
+    (void)mode;
+    for (int j = 0; j < n; j++) words[j] = bf16_pair(first[j], second[j]);
 }
 
 /* A's rows [row0, row0+rows) x k in [k0, k0+kc) packed as pair words,
@@ -375,13 +431,13 @@ static inline void bf16_row_pairs(uint32_t *restrict words, const float *restric
  * zero): row by row (a_ps 1) when A's rows are contiguous along k, else
  * as panel[p][BF_MR] (a_rs 1), BF_MR rows side by side. */
 static void mm_pack_a_bf16(uint32_t *restrict words, long *a_rs, long *a_ps, MatView a, long row0, int rows,
-                           long k0, int kc) {
+                           long k0, int kc, MatMode mode) {
     int kp = (kc + 1) / 2;
     if (rows < BF_MR) memset(words, 0, sizeof(uint32_t) * BF_MR * (size_t)kp);
     if (a.col_stride == 1) {
         *a_rs = kp, *a_ps = 1;
         for (int i = 0; i < rows; i++)
-            bf16_row_pairs(words + (long)i * kp, a.data + (row0 + i) * a.row_stride + k0, kc, -0.0f);
+            bf16_row_pairs(words + (long)i * kp, a.data + (row0 + i) * a.row_stride + k0, kc, -0.0f, mode);
         return;
     }
     *a_rs = 1, *a_ps = BF_MR;
@@ -390,7 +446,7 @@ static void mm_pack_a_bf16(uint32_t *restrict words, long *a_rs, long *a_ps, Mat
         const float *second = 2 * p + 1 < kc ? first + a.col_stride : NULL;
         uint32_t *dst = words + (long)p * BF_MR;
         if (a.row_stride == 1 && second) {   /* rows contiguous: BF_MR of them at once */
-            for (int i = 0; i < rows; i++) dst[i] = bf16_pair(first[i], second[i]);
+            bf16_two_rows(dst, first, second, rows, mode);
         } else {
             for (int i = 0; i < rows; i++)
                 dst[i] = bf16_pair(first[i * a.row_stride], second ? second[i * a.row_stride] : -0.0f);
@@ -401,7 +457,8 @@ static void mm_pack_a_bf16(uint32_t *restrict words, long *a_rs, long *a_ps, Mat
 /* B's k in [k0, k0+kc) x columns [col0, col0+cols) as panels of BF_NR
  * columns, panel q at block + q * kp * BF_NR, each [p][BF_NR] words;
  * columns past the edge zero. Walked along B's unit stride. */
-static void mm_pack_b_bf16(uint32_t *restrict block, MatView b, long k0, int kc, long col0, int cols) {
+static void mm_pack_b_bf16(uint32_t *restrict block, MatView b, long k0, int kc, long col0, int cols,
+                           MatMode mode) {
     int kp = (kc + 1) / 2;
     for (int jp = 0; jp < cols; jp += BF_NR) {
         uint32_t *panel = block + (long)jp * kp;
@@ -416,7 +473,7 @@ static void mm_pack_b_bf16(uint32_t *restrict block, MatView b, long k0, int kc,
                 for (int p0 = 0; p0 < kp; p0 += (MM_KC_MAX + 1) / 2) {   /* kc may exceed MM_KC_MAX here */
                     int n = kp - p0 < (MM_KC_MAX + 1) / 2 ? kp - p0 : (MM_KC_MAX + 1) / 2;
                     int values = kc - 2 * p0 < 2 * n ? kc - 2 * p0 : 2 * n;
-                    bf16_row_pairs(column, src + 2L * p0, values, 0.0f);
+                    bf16_row_pairs(column, src + 2L * p0, values, 0.0f, mode);
                     for (int p = 0; p < n; p++) panel[(long)(p0 + p) * BF_NR + j] = column[p];
                 }
             }
@@ -426,7 +483,7 @@ static void mm_pack_b_bf16(uint32_t *restrict block, MatView b, long k0, int kc,
                 const float *second = 2 * p + 1 < kc ? first + b.row_stride : NULL;
                 uint32_t *dst = panel + (long)p * BF_NR;
                 if (b.col_stride == 1 && second) {
-                    for (int j = 0; j < width; j++) dst[j] = bf16_pair(first[j], second[j]);
+                    bf16_two_rows(dst, first, second, width, mode);
                 } else {
                     for (int j = 0; j < width; j++)
                         dst[j] = bf16_pair(first[j * b.col_stride], second ? second[j * b.col_stride] : 0.0f);
@@ -512,12 +569,12 @@ static void bf16_kernel(MatMode mode, int kp, const uint32_t *a, long a_rs, long
  * once for a product whose column blocks would each pack them again: panel
  * q at words + q * BF_MR * kp (kp = (K + 1) / 2), in mm_pack_a_bf16's layout
  * for A's strides. A last partial panel is left to its task. */
-static void mm_words_a_bf16(uint32_t *words, MatView a, long M, long K) {
+static void mm_words_a_bf16(uint32_t *words, MatView a, long M, long K, MatMode mode) {
     long kp = (K + 1) / 2, panels = M / BF_MR;
     #pragma omp parallel for schedule(static) if (M * K > 65536)
     for (long q = 0; q < panels; q++) {
         long rs, ps;
-        mm_pack_a_bf16(words + q * BF_MR * kp, &rs, &ps, a, q * BF_MR, BF_MR, 0, (int)K);
+        mm_pack_a_bf16(words + q * BF_MR * kp, &rs, &ps, a, q * BF_MR, BF_MR, 0, (int)K, mode);
     }
 }
 
@@ -545,7 +602,7 @@ static void mm_bf16_block(float *c, long ldc, const float *from, long from_ld, M
         if (a_words && rows == BF_MR) {   /* a whole panel read in place, in mm_pack_a_bf16's layout */
             if (a.col_stride == 1) a_ptr = a_words + i0 * a_ld + k0 / 2;
             else a_ptr = a_words + i0 * a_ld + k0 / 2 * BF_MR, a_rs = 1, a_ps = BF_MR;
-        } else mm_pack_a_bf16(a_panel, &a_rs, &a_ps, a, i0, rows, k0, kc);
+        } else mm_pack_a_bf16(a_panel, &a_rs, &a_ps, a, i0, rows, k0, kc, mode);
         for (int j0 = 0; j0 < N; j0 += BF_NR) {
             int cols = N - j0 < BF_NR ? N - j0 : BF_NR;
             const uint32_t *b_panel = b + (j0 / BF_NR) * b_stride;
@@ -581,7 +638,7 @@ static void mm_task_bf16(float *c, long ldc, MatView a, const uint32_t *a_words,
     float *c_blk = c + m0 * ldc + n0;
     for (long k0 = 0; k0 < K; k0 += k_block) {
         int kc = (int)(K - k0 < k_block ? K - k0 : k_block);
-        mm_pack_b_bf16(b_block, b, k0, kc, n0, nc);
+        mm_pack_b_bf16(b_block, b, k0, kc, n0, nc, mode);
         const float *from = NULL;
         long from_ld = ldc;
         if (k0 > 0 || init == MM_ACCUMULATE) from = c_blk;
@@ -655,7 +712,7 @@ static void matmul_mode(float *c, long ldc, MatView a, MatView b, const float *b
     uint32_t *a_words = NULL;   /* tasks start at multiples of BF_MR rows, so at whole panels */
     if (mode != MM_F32 && col_blocks > 1 && K > 0 && M * ((K + 1) / 2) <= MM_A_WORDS_MAX &&
         (a_words = malloc(sizeof(uint32_t) * (size_t)(M * ((K + 1) / 2)))))
-        mm_words_a_bf16(a_words, a, M, K);
+        mm_words_a_bf16(a_words, a, M, K, mode);
 #endif
     #pragma omp parallel for schedule(static) if (tasks > 1 && M * N * K > 32768)
     for (long t = 0; t < tasks; t++) {

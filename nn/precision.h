@@ -45,7 +45,8 @@ static inline float bf16_value(uint16_t h) {
  * emulated in plain float arithmetic, the same bytes, slower. */
 static inline int bf16_hardware(void) {
 #if BF16_HW_COMPILED
-    return __builtin_cpu_supports("avx512bf16") && __builtin_cpu_supports("avx512f");
+    return __builtin_cpu_supports("avx512bf16") && __builtin_cpu_supports("avx512f") &&
+           __builtin_cpu_supports("avx512bw");   /* the conversions' interleave (matmul.h) */
 #else
     return 0;
 #endif

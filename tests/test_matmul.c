@@ -13,7 +13,9 @@
  * bf16_round) and runs the same float32 chain, so equality is exact there
  * too (the test's values are never subnormal, where vdpbf16ps flushes).
  * Then the emulation against vdpbf16ps itself, on pairs of any exponent,
- * zeros, infinities and subnormal accumulators: the same bits. */
+ * zeros, infinities and subnormal accumulators: the same bits; and the
+ * operands' conversion on vcvtne2ps2bf16 against bf16_pair, on floats of
+ * every kind: the same words. */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -272,6 +274,52 @@ static void check_emulation(void) {
     printf("REPORT bf16 emulation: %ld outputs of random pairs (every exponent, zeros, infinities, subnormal "
            "starts) bit-identical to vdpbf16ps: %s\n", total, differ ? "NO" : "yes");
 }
+
+/* A float of any kind: normal, subnormal, zero, infinity, NaN (quiet or
+ * signalling), or a tie between two bfloat16 (low 16 bits 0x8000). */
+static float random_float_bits(uint32_t *state) {
+    uint32_t r = next_random(state), u = r << 8 ^ next_random(state);
+    switch (r % 8) {
+    case 0: u &= 0x807fffffu; break;                              /* subnormal or zero */
+    case 1: u = (u & 0x80000000u) | 0x7f800000u; break;           /* infinity */
+    case 2: u |= 0x7f800001u; break;                               /* NaN */
+    case 3: u = (u & 0xffff0000u) | 0x8000u; break;                /* a tie */
+    case 4: u = (u & 0xffff0000u) | 0x7fffu; break;                /* just under a tie */
+    default: break;
+    }
+    float x;
+    memcpy(&x, &u, sizeof x);
+    return x;
+}
+
+/* The conversions on vcvtne2ps2bf16 against bf16_pair (the emulated mode's
+ * words), on floats of every kind and every length up to 40, so both the
+ * full steps and the masked tails run. */
+static void check_conversions(void) {
+    uint32_t state = 13;
+    long differ = 0, total = 0;
+    for (int trial = 0; trial < 20000; trial++) {
+        int n = (int)random_below(&state, 41);
+        float first[41], second[41], row[82];
+        uint32_t hw[42], emu[42];
+        for (int i = 0; i < 41; i++) first[i] = random_float_bits(&state), second[i] = random_float_bits(&state);
+        for (int i = 0; i < 82; i++) row[i] = random_float_bits(&state);
+        /* a row of n values in pairs (n odd: the last with a pad), then two rows side by side */
+        memset(hw, 0xab, sizeof hw), memset(emu, 0xab, sizeof emu);
+        bf16_row_pairs(hw, row, n, -0.0f, MM_BF16_HW);
+        bf16_row_pairs(emu, row, n, -0.0f, MM_BF16_EMULATED);
+        for (int i = 0; i < n / 2; i++) CHECK(emu[i] == bf16_pair(row[2 * i], row[2 * i + 1]), "the emulated pairs");
+        differ += memcmp(hw, emu, sizeof hw) != 0;   /* past the words: both untouched */
+        memset(hw, 0xab, sizeof hw), memset(emu, 0xab, sizeof emu);
+        bf16_two_rows(hw, first, second, n, MM_BF16_HW);
+        bf16_two_rows(emu, first, second, n, MM_BF16_EMULATED);
+        differ += memcmp(hw, emu, sizeof hw) != 0;
+        total += 2;
+    }
+    CHECK(differ == 0, "vcvtne2ps2bf16's words differ from bf16_pair's in %ld of %ld conversions", differ, total);
+    printf("REPORT bf16 conversions: %ld rows of 0-40 floats of every kind (subnormals, ties, infinities, NaNs) "
+           "converted on vcvtne2ps2bf16, the same words as bf16_pair: %s\n", total, differ ? "NO" : "yes");
+}
 #endif
 
 int main(void) {
@@ -290,6 +338,7 @@ int main(void) {
         printf("REPORT matmul bf16 vdpbf16ps: %d random products bit-identical to the same plain loop: %s\n", trials,
                mismatched ? "NO" : "yes");
         check_emulation();
+        check_conversions();
     } else {
         printf("REPORT matmul bf16 vdpbf16ps: not checked, this CPU lacks AVX-512 BF16 (the emulation was)\n");
     }
