@@ -11,13 +11,15 @@
 # and over the compared seeds, fastText's best (of build/compare/NAME.tsv),
 # and the autotune's whole time.
 set -euo pipefail
-cd "$(dirname "$0")/.."
 [ $# -ge 2 ] || { echo "usage: $0 DIR NAME..." >&2; exit 2; }
-dir=$1
+dir=$(cd "$1" && pwd)
 shift
+cd "$(dirname "$0")/.."
 # the test accuracy of a run's report: the accuracy line after "test ("
 test_acc() { awk '/^test \(/ { t = 1 } t && $1 == "accuracy" { print $2; exit }' "$1/report.txt" 2>/dev/null || true; }
-echo "| set | trials | winner | winner val acc | defaults' val acc | winner test | defaults test, seed 42 | defaults test, seeds 1-3 | fastText best | winner - defaults (seed 42) | autotune s |"
+# a number field of a JSON line: json_field LINE KEY
+json_field() { sed -nE "s/.*\"$2\": ([0-9.]+).*/\1/p" <<<"$1"; }
+echo "| set | trials | winner | winner val acc | defaults' val acc | winner test | defaults test, seed 42 | defaults test, seeds 1-3 (mean ± (max - min)) | fastText best | winner - defaults (seed 42) | autotune s |"
 echo "|---|---|---|---|---|---|---|---|---|---|---|"
 for name in "$@"; do
     run=$dir/$name
@@ -25,13 +27,19 @@ for name in "$@"; do
         echo "| $name | not measured | | | | | | | | | |"
         continue
     fi
-    trials=$(grep -c '"trial"' "$run/trials.jsonl")
-    # winner: trial 43 of 45 (val loss 0.2097, val acc 0.9448; the options as given: 0.2640, 0.9034)
-    win=$(grep -m1 '^winner: trial' "$dir/$name.log" || true)
-    [ -n "$win" ] || { echo "autotune-table: $dir/$name.log has no winner line" >&2; exit 1; }
-    wtrial=$(sed -E 's/^winner: trial ([0-9]+) .*/\1/' <<<"$win")
-    wval=$(sed -E 's/.*val acc ([0-9.]+);.*/\1/' <<<"$win")
-    dval=$(sed -E 's/.*as given: [0-9.]+, ([0-9.]+)\).*/\1/' <<<"$win")
+    # RUN/trials.jsonl: a line a trial, trial 1 the options as given, then {"winner": N, "trials": M, ...}
+    win=$(grep -m1 '^{"winner"' "$run/trials.jsonl" || true)
+    first=$(grep -m1 '^{"trial": 1,' "$run/trials.jsonl" || true)
+    wtrial=$(json_field "$win" winner)
+    trials=$(json_field "$win" trials)
+    wval=$(json_field "$win" val_acc)
+    dval=$(json_field "$first" val_acc)
+    if [ -z "$wtrial" ] || [ -z "$trials" ] || [ -z "$wval" ] || [ -z "$dval" ]; then
+        echo "autotune-table: $run/trials.jsonl has no winner or no trial 1 (an autotune not ended?)" >&2
+        exit 1
+    fi
+    wval=$(printf "%.4f" "$wval")
+    dval=$(printf "%.4f" "$dval")
     wtest=$(test_acc "$run")
     dtest=$(test_acc "$dir/def-$name")
     compare=build/compare/$name.tsv
@@ -43,7 +51,7 @@ for name in "$@"; do
     fi
     diff=-
     [ -n "$wtest" ] && [ -n "$dtest" ] && diff=$(awk -v a="$wtest" -v b="$dtest" 'BEGIN { printf "%+.4f", a - b }')
-    wall=$(awk -v n="$name" '$1 == n && $2 == "wall" { printf "%.0f", $3 }' "$dir/$name.log")
-    printf "| %s | %d | trial %s | %s | %s | %s | %s | %s | %s | %s | %s |\n" "$name" "$trials" "$wtrial" "$wval" "$dval" \
+    wall=$(awk -v n="$name" '$1 == n && $2 == "wall" { printf "%.0f", $3 }' "$dir/$name.log" 2>/dev/null || true)
+    printf "| %s | %s | trial %s | %s | %s | %s | %s | %s | %s | %s | %s |\n" "$name" "$trials" "$wtrial" "$wval" "$dval" \
         "${wtest:--}" "${dtest:-not run}" "$seeds" "$best" "$diff" "${wall:--}"
 done
