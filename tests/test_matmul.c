@@ -15,12 +15,14 @@
  * Then the emulation against vdpbf16ps itself, on pairs of any exponent,
  * zeros, infinities and subnormal accumulators: the same bits; and the
  * operands' conversion on vcvtne2ps2bf16 against bf16_pair, on floats of
- * every kind: the same words. */
+ * every kind, inputs ending at an unreadable page: the same words. */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "tests/check.h"
 #include "nn/matmul.h"
@@ -315,6 +317,28 @@ static void check_conversions(void) {
         bf16_two_rows(emu, first, second, n, MM_BF16_EMULATED);
         differ += memcmp(hw, emu, sizeof hw) != 0;
         total += 2;
+    }
+    /* the masked loads read no float past the last: each input ends at a
+     * page whose next page may not be read (a read past it is a crash) */
+    long page = sysconf(_SC_PAGESIZE);
+    char *pages = mmap(NULL, (size_t)(4 * page), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    CHECK(pages != MAP_FAILED && mprotect(pages + page, (size_t)page, PROT_NONE) == 0 &&
+          mprotect(pages + 3 * page, (size_t)page, PROT_NONE) == 0, "guard pages for the conversions");
+    if (pages != MAP_FAILED) {
+        for (int n = 0; n <= 40; n++) {
+            float *first = (float *)(pages + page) - n, *second = (float *)(pages + 3 * page) - n;
+            for (int i = 0; i < n; i++) first[i] = random_float_bits(&state), second[i] = random_float_bits(&state);
+            uint32_t hw[41], emu[41];
+            memset(hw, 0, sizeof hw), memset(emu, 0, sizeof emu);
+            bf16_row_pairs(hw, first, n, 0.0f, MM_BF16_HW);
+            bf16_row_pairs(emu, first, n, 0.0f, MM_BF16_EMULATED);
+            differ += memcmp(hw, emu, sizeof hw) != 0;
+            bf16_two_rows(hw, first, second, n, MM_BF16_HW);
+            bf16_two_rows(emu, first, second, n, MM_BF16_EMULATED);
+            differ += memcmp(hw, emu, sizeof hw) != 0;
+            total += 2;
+        }
+        munmap(pages, (size_t)(4 * page));
     }
     CHECK(differ == 0, "vcvtne2ps2bf16's words differ from bf16_pair's in %ld of %ld conversions", differ, total);
     printf("REPORT bf16 conversions: %ld rows of 0-40 floats of every kind (subnormals, ties, infinities, NaNs) "
