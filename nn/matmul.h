@@ -368,18 +368,22 @@ static inline uint32_t bf16_pair(float first, float second) {
  * the same words, 16 a step. tests/test_matmul.c checks them against
  * bf16_pair on floats of every kind. */
 
+/* The mask of the first count lanes of 16 (count <= 0: none, >= 16: all). */
+static inline __mmask16 bf16_lanes(int count) {
+    return count >= 16 ? (__mmask16)0xffff : count <= 0 ? (__mmask16)0 : (__mmask16)((1u << count) - 1);
+}
+
 /* words[p] = bf16_pair(src[2p], src[2p+1]) for p < n: 32 floats make 32
  * bfloat16 in order, and each 32-bit lane turned by 16 puts a pair's first
  * in the high half. */
 __attribute__((target("avx512f,avx512bf16")))
 static void bf16_row_pairs_hw(uint32_t *restrict words, const float *restrict src, int n) {
     for (int p = 0; p < n; p += 16) {
-        __mmask16 m = n - p >= 16 ? 0xffff : (__mmask16)((1u << (n - p)) - 1);
-        __mmask16 m0 = n - p >= 8 ? 0xffff : (__mmask16)((1u << 2 * (n - p)) - 1);
-        __mmask16 m1 = n - p >= 16 ? 0xffff : n - p > 8 ? (__mmask16)((1u << 2 * (n - p - 8)) - 1) : 0;
-        __m512 lo = _mm512_maskz_loadu_ps(m0, src + 2 * p), hi = _mm512_maskz_loadu_ps(m1, src + 2 * p + 16);
+        int floats = 2 * (n - p);   /* read no float past the last pair's */
+        __m512 lo = _mm512_maskz_loadu_ps(bf16_lanes(floats), src + 2 * p);
+        __m512 hi = _mm512_maskz_loadu_ps(bf16_lanes(floats - 16), src + 2 * p + 16);
         __m512i v = (__m512i)_mm512_cvtne2ps_pbh(hi, lo);
-        _mm512_mask_storeu_epi32(words + p, m, _mm512_rol_epi32(v, 16));
+        _mm512_mask_storeu_epi32(words + p, bf16_lanes(n - p), _mm512_rol_epi32(v, 16));
     }
 }
 
@@ -390,7 +394,7 @@ static void bf16_two_rows_hw(uint32_t *restrict words, const float *first, const
     const __m512i order = _mm512_set_epi16(31, 15, 30, 14, 29, 13, 28, 12, 27, 11, 26, 10, 25, 9, 24, 8,
                                            23, 7, 22, 6, 21, 5, 20, 4, 19, 3, 18, 2, 17, 1, 16, 0);
     for (int j = 0; j < n; j += 16) {
-        __mmask16 m = n - j >= 16 ? 0xffff : (__mmask16)((1u << (n - j)) - 1);
+        __mmask16 m = bf16_lanes(n - j);
         __m512 f = _mm512_maskz_loadu_ps(m, first + j), s = _mm512_maskz_loadu_ps(m, second + j);
         __m512i v = (__m512i)_mm512_cvtne2ps_pbh(f, s);   /* s's 16 in the low half, f's in the high */
         _mm512_mask_storeu_epi32(words + j, m, _mm512_permutexvar_epi16(order, v));
@@ -403,13 +407,12 @@ static void bf16_two_rows_hw(uint32_t *restrict words, const float *first, const
  * or vcvtne2ps2bf16 in the mode that runs on it). */
 static inline void bf16_row_pairs(uint32_t *restrict words, const float *restrict src, int kc, float pad,
                                   MatMode mode) {
-    int full = kc / 2;
+    int full = kc / 2, p = 0;
 #if BF16_HW_COMPILED
-    if (mode == MM_BF16_HW) bf16_row_pairs_hw(words, src, full);
-    else
+    if (mode == MM_BF16_HW) bf16_row_pairs_hw(words, src, full), p = full;
 #endif
-        for (int p = 0; p < full; p++) words[p] = bf16_pair(src[2 * p], src[2 * p + 1]);
     (void)mode;
+    for (; p < full; p++) words[p] = bf16_pair(src[2 * p], src[2 * p + 1]);
     if (kc % 2) words[full] = bf16_pair(src[kc - 1], pad);
 }
 
