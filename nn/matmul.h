@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "nn/dropout.h"
+#include "nn/matview.h"
 #include "nn/precision.h"
 #ifdef _OPENMP
 #include <omp.h>
@@ -36,14 +37,6 @@
 #define MM_NR 8
 #endif
 
-/* Cache blocks: a KC x NC block of B stays in L2 while every row panel of
- * the task's A streams past it; one MR x KC panel of A stays in L1 while it
- * meets each NR-wide panel of that block. */
-#define MM_KC 256
-#define MM_NC 128
-/* A product with K up to this runs as one k block: one pass over C. */
-#define MM_KC_MAX 384
-
 /* One multiply-add, fused where the target has the instruction (a fixed,
  * compile-time choice, so results still never depend on the thread count).
  * _Generic picks fma for the double build of the gradient test. */
@@ -52,17 +45,6 @@
 #else
 #define MM_FMA(a, b, c) ((a) * (b) + (c))
 #endif
-
-/* A strided view of a matrix operand: element (row, col) is
- * data[row * row_stride + col * col_stride]. Transposes are free. */
-typedef struct {
-    const float *data;
-    long row_stride, col_stride;
-} MatView;
-
-static inline float mat_at(MatView m, long row, long col) {
-    return m.data[row * m.row_stride + col * m.col_stride];
-}
 
 /* How an output starts before the products are added: 0, bias[j], C's own
  * value, or (MM_START) start[i][j] of a matrix with C's row stride, passed
@@ -336,165 +318,7 @@ static void mm_task(float *c, long ldc, MatView a, MatView b, const float *bias,
 #include <float.h>
 #include <stdlib.h>
 
-#if BF16_HW_COMPILED
-#include <immintrin.h>
-#endif
-
-/* The bfloat16 register tile, whatever the build's own: 8 rows x 32
- * columns, 16 accumulators of 16 floats. */
-#define BF_MR 8
-#define BF_NR 32
-
-/* How a product runs: float32, or bfloat16 emulated, or on vdpbf16ps. */
-typedef enum { MM_F32 = 0, MM_BF16_EMULATED = 1, MM_BF16_HW = 2 } MatMode;
-
-static inline MatMode mm_mode(Precision prec) {
-    if (prec != PRECISION_BF16) return MM_F32;
-    return bf16_hardware() ? MM_BF16_HW : MM_BF16_EMULATED;
-}
-
-/* Two consecutive k of an operand in one 32-bit word: k in the high half,
- * k + 1 in the low half. vdpbf16ps adds the high half's product to the
- * accumulator first, then the low half's, so the chain runs over k in
- * increasing order. An odd kc's last word has -0 (A) or +0 (B) in its low
- * half: the product -0 added to any float leaves it as it was. */
-static inline uint32_t bf16_pair(float first, float second) {
-    return (uint32_t)bf16_round(first) << 16 | bf16_round(second);
-}
-
-#if BF16_HW_COMPILED
-/* The conversions below on vcvtne2ps2bf16, which rounds as bf16_round does
- * (to nearest even, a subnormal to a zero of its sign, a NaN quieted):
- * the same words, 16 a step. tests/test_matmul.c checks them against
- * bf16_pair on floats of every kind. */
-
-/* The mask of the first count lanes of 16 (count <= 0: none, >= 16: all). */
-static inline __mmask16 bf16_lanes(int count) {
-    return count >= 16 ? (__mmask16)0xffff : count <= 0 ? (__mmask16)0 : (__mmask16)((1u << count) - 1);
-}
-
-/* words[p] = bf16_pair(src[2p], src[2p+1]) for p < n: 32 floats make 32
- * bfloat16 in order, and each 32-bit lane turned by 16 puts a pair's first
- * in the high half. */
-__attribute__((target("avx512f,avx512bf16")))
-static void bf16_row_pairs_hw(uint32_t *restrict words, const float *restrict src, int n) {
-    for (int p = 0; p < n; p += 16) {
-        int floats = 2 * (n - p);   /* read no float past the last pair's */
-        __m512 lo = _mm512_maskz_loadu_ps(bf16_lanes(floats), src + 2 * p);
-        __m512 hi = _mm512_maskz_loadu_ps(bf16_lanes(floats - 16), src + 2 * p + 16);
-        __m512i v = (__m512i)_mm512_cvtne2ps_pbh(hi, lo);
-        _mm512_mask_storeu_epi32(words + p, bf16_lanes(n - p), _mm512_rol_epi32(v, 16));
-    }
-}
-
-/* words[j] = bf16_pair(first[j], second[j]) for j < n: the two rows
- * converted side by side, then interleaved 16 bits at a time. */
-__attribute__((target("avx512f,avx512bw,avx512bf16")))
-static void bf16_two_rows_hw(uint32_t *restrict words, const float *first, const float *second, int n) {
-    const __m512i order = _mm512_set_epi16(31, 15, 30, 14, 29, 13, 28, 12, 27, 11, 26, 10, 25, 9, 24, 8,
-                                           23, 7, 22, 6, 21, 5, 20, 4, 19, 3, 18, 2, 17, 1, 16, 0);
-    for (int j = 0; j < n; j += 16) {
-        __mmask16 m = bf16_lanes(n - j);
-        __m512 f = _mm512_maskz_loadu_ps(m, first + j), s = _mm512_maskz_loadu_ps(m, second + j);
-        __m512i v = (__m512i)_mm512_cvtne2ps_pbh(f, s);   /* s's 16 in the low half, f's in the high */
-        _mm512_mask_storeu_epi32(words + j, m, _mm512_permutexvar_epi16(order, v));
-    }
-}
-#endif
-
-/* words[p] = the pair (src[2p], src[2p+1]) for the kc contiguous values
- * of a row, the last one with pad when kc is odd (a loop that vectorizes,
- * or vcvtne2ps2bf16 in the mode that runs on it). */
-static inline void bf16_row_pairs(uint32_t *restrict words, const float *restrict src, int kc, float pad,
-                                  MatMode mode) {
-    int full = kc / 2, p = 0;
-#if BF16_HW_COMPILED
-    if (mode == MM_BF16_HW) bf16_row_pairs_hw(words, src, full), p = full;
-#endif
-    (void)mode;
-    for (; p < full; p++) words[p] = bf16_pair(src[2 * p], src[2 * p + 1]);
-    if (kc % 2) words[full] = bf16_pair(src[kc - 1], pad);
-}
-
-/* words[j] = the pair (first[j], second[j]) for j < n. */
-static inline void bf16_two_rows(uint32_t *restrict words, const float *first, const float *second, int n,
-                                 MatMode mode) {
-#if BF16_HW_COMPILED
-    if (mode == MM_BF16_HW) {
-        bf16_two_rows_hw(words, first, second, n);
-        return;
-    }
-#endif
-    (void)mode;
-    for (int j = 0; j < n; j++) words[j] = bf16_pair(first[j], second[j]);
-}
-
-/* A's rows [row0, row0+rows) x k in [k0, k0+kc) packed as pair words,
- * word (i, p) at a_words[i * a_rs + p * a_ps] (rows past the matrix edge
- * zero): row by row (a_ps 1) when A's rows are contiguous along k, else
- * as panel[p][BF_MR] (a_rs 1), BF_MR rows side by side. */
-static void mm_pack_a_bf16(uint32_t *restrict words, long *a_rs, long *a_ps, MatView a, long row0, int rows,
-                           long k0, int kc, MatMode mode) {
-    int kp = (kc + 1) / 2;
-    if (rows < BF_MR) memset(words, 0, sizeof(uint32_t) * BF_MR * (size_t)kp);
-    if (a.col_stride == 1) {
-        *a_rs = kp, *a_ps = 1;
-        for (int i = 0; i < rows; i++)
-            bf16_row_pairs(words + (long)i * kp, a.data + (row0 + i) * a.row_stride + k0, kc, -0.0f, mode);
-        return;
-    }
-    *a_rs = 1, *a_ps = BF_MR;
-    for (int p = 0; p < kp; p++) {
-        const float *first = a.data + row0 * a.row_stride + (k0 + 2 * p) * a.col_stride;
-        const float *second = 2 * p + 1 < kc ? first + a.col_stride : NULL;
-        uint32_t *dst = words + (long)p * BF_MR;
-        if (a.row_stride == 1 && second) {   /* rows contiguous: BF_MR of them at once */
-            bf16_two_rows(dst, first, second, rows, mode);
-        } else {
-            for (int i = 0; i < rows; i++)
-                dst[i] = bf16_pair(first[i * a.row_stride], second ? second[i * a.row_stride] : -0.0f);
-        }
-    }
-}
-
-/* B's k in [k0, k0+kc) x columns [col0, col0+cols) as panels of BF_NR
- * columns, panel q at block + q * kp * BF_NR, each [p][BF_NR] words;
- * columns past the edge zero. Walked along B's unit stride. */
-static void mm_pack_b_bf16(uint32_t *restrict block, MatView b, long k0, int kc, long col0, int cols,
-                           MatMode mode) {
-    int kp = (kc + 1) / 2;
-    for (int jp = 0; jp < cols; jp += BF_NR) {
-        uint32_t *panel = block + (long)jp * kp;
-        int width = cols - jp < BF_NR ? cols - jp : BF_NR;
-        if (width < BF_NR)
-            for (int p = 0; p < kp; p++)
-                for (int j = width; j < BF_NR; j++) panel[p * BF_NR + j] = 0;
-        if (b.row_stride == 1) {   /* columns contiguous along k: a column's pairs, then spread */
-            uint32_t column[(MM_KC_MAX + 1) / 2];
-            for (int j = 0; j < width; j++) {
-                const float *src = b.data + k0 + (col0 + jp + j) * b.col_stride;
-                for (int p0 = 0; p0 < kp; p0 += (MM_KC_MAX + 1) / 2) {   /* kc may exceed MM_KC_MAX here */
-                    int n = kp - p0 < (MM_KC_MAX + 1) / 2 ? kp - p0 : (MM_KC_MAX + 1) / 2;
-                    int values = kc - 2 * p0 < 2 * n ? kc - 2 * p0 : 2 * n;
-                    bf16_row_pairs(column, src + 2L * p0, values, 0.0f, mode);
-                    for (int p = 0; p < n; p++) panel[(long)(p0 + p) * BF_NR + j] = column[p];
-                }
-            }
-        } else {
-            for (int p = 0; p < kp; p++) {
-                const float *first = b.data + (k0 + 2 * p) * b.row_stride + (col0 + jp) * b.col_stride;
-                const float *second = 2 * p + 1 < kc ? first + b.row_stride : NULL;
-                uint32_t *dst = panel + (long)p * BF_NR;
-                if (b.col_stride == 1 && second) {
-                    bf16_two_rows(dst, first, second, width, mode);
-                } else {
-                    for (int j = 0; j < width; j++)
-                        dst[j] = bf16_pair(first[j * b.col_stride], second ? second[j * b.col_stride] : 0.0f);
-                }
-            }
-        }
-    }
-}
+#include "nn/bf16_pack.h"
 
 /* vdpbf16ps's rules in float arithmetic: a subnormal accumulator is read as
  * a zero of its sign, a subnormal sum is written as one. */

@@ -344,6 +344,51 @@ static void check_conversions(void) {
     printf("REPORT bf16 conversions: %ld rows of 0-40 floats of every kind (subnormals, ties, infinities, NaNs) "
            "converted on vcvtne2ps2bf16, the same words as bf16_pair: %s\n", total, differ ? "NO" : "yes");
 }
+
+/* The packings of A and B on vcvtne2ps2bf16 (a panel of 8 contiguous
+ * rows two pairs a step; 16 columns at once, turned in registers) against
+ * the emulated mode's words, on floats of every kind, with the operand's
+ * last float just before a page that may not be read. */
+static void check_packing(void) {
+    uint32_t state = 17;
+    long page = sysconf(_SC_PAGESIZE), differ = 0, total = 0;
+    size_t span = (size_t)(16 * page);
+    char *pages = mmap(NULL, span + (size_t)page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    CHECK(pages != MAP_FAILED && mprotect(pages + span, (size_t)page, PROT_NONE) == 0, "a guard page for the packing");
+    if (pages == MAP_FAILED) return;
+    float *end = (float *)(pages + span);
+    static uint32_t hw[64 * 40], emu[64 * 40];
+    for (int trial = 0; trial < 4000; trial++) {
+        int kc = (int)random_below(&state, 80), ld_extra = (int)random_below(&state, 4);
+        long rs, ps, rs2, ps2;
+        /* A (8 x kc), row i of k at data[i + k * ld] */
+        long ld = BF_MR + ld_extra, used = kc ? BF_MR + (kc - 1) * ld : 0;
+        float *data = end - used;
+        for (long i = 0; i < used; i++) data[i] = random_float_bits(&state);
+        MatView a = {data, 1, ld};
+        memset(hw, 0xab, sizeof hw), memset(emu, 0xcd, sizeof emu);
+        mm_pack_a_bf16(hw, &rs, &ps, a, 0, BF_MR, 0, kc, MM_BF16_HW);
+        mm_pack_a_bf16(emu, &rs2, &ps2, a, 0, BF_MR, 0, kc, MM_BF16_EMULATED);
+        differ += rs != rs2 || ps != ps2 || memcmp(hw, emu, sizeof(uint32_t) * BF_MR * (size_t)((kc + 1) / 2)) != 0;
+        /* B (kc x cols) with column j contiguous along k at data + j * ld */
+        int cols = 1 + (int)random_below(&state, 64);
+        ld = kc + ld_extra, used = kc ? (long)(cols - 1) * ld + kc : 0;
+        data = end - used;
+        for (long i = 0; i < used; i++) data[i] = random_float_bits(&state);
+        MatView b = {data, 1, ld};
+        memset(hw, 0xab, sizeof hw), memset(emu, 0xcd, sizeof emu);
+        mm_pack_b_bf16(hw, b, 0, kc, 0, cols, MM_BF16_HW);
+        mm_pack_b_bf16(emu, b, 0, kc, 0, cols, MM_BF16_EMULATED);
+        long words = (long)(cols + BF_NR - 1) / BF_NR * BF_NR * ((kc + 1) / 2);
+        differ += memcmp(hw, emu, sizeof(uint32_t) * (size_t)words) != 0;
+        total += 2;
+    }
+    munmap(pages, span + (size_t)page);
+    CHECK(differ == 0, "the packings on vcvtne2ps2bf16 differ from the emulated ones in %ld of %ld", differ, total);
+    printf("REPORT bf16 packing: %ld panels of A (8 contiguous rows) and B (columns along k), 0-79 k, floats of every "
+           "kind, the last one before an unreadable page, the same words as the emulated mode's: %s\n", total,
+           differ ? "NO" : "yes");
+}
 #endif
 
 int main(void) {
@@ -363,6 +408,7 @@ int main(void) {
                mismatched ? "NO" : "yes");
         check_emulation();
         check_conversions();
+        check_packing();
     } else {
         printf("REPORT matmul bf16 vdpbf16ps: not checked, this CPU lacks AVX-512 BF16 (the emulation was)\n");
     }
