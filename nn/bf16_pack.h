@@ -122,12 +122,12 @@ static inline void bf16_columns_hw(uint32_t *restrict words, const float *src, l
     for (int p0 = 0; p0 < kp; p0 += 16) {
         int floats = kc - 2 * p0;   /* read no float past the column's last */
         __m512i r[16];
-        for (int j = 0; j < 16; j++) {
+        const float *c = src + 2 * p0;   /* one pointer walks the columns */
+        for (int j = 0; j < 16; j++, c += ld) {
             if (j >= width) {
                 r[j] = _mm512_setzero_si512();
                 continue;
             }
-            const float *c = src + j * ld + 2 * p0;
             __m512 lo = _mm512_maskz_loadu_ps(bf16_lanes(floats), c);
             __m512 hi = _mm512_maskz_loadu_ps(bf16_lanes(floats - 16), c + 16);
             r[j] = _mm512_rol_epi32((__m512i)_mm512_cvtne2ps_pbh(hi, lo), 16);
