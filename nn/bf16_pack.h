@@ -123,15 +123,13 @@ static inline void bf16_columns_hw(uint32_t *restrict words, const float *src, l
         int floats = kc - 2 * p0;   /* read no float past the column's last */
         __m512i r[16];
         const float *c = src + 2 * p0;   /* one pointer walks the columns */
-        for (int j = 0; j < 16; j++, c += ld) {
-            if (j >= width) {
-                r[j] = _mm512_setzero_si512();
-                continue;
-            }
+        for (int j = 0; j < width; j++) {
             __m512 lo = _mm512_maskz_loadu_ps(bf16_lanes(floats), c);
-            __m512 hi = _mm512_maskz_loadu_ps(bf16_lanes(floats - 16), c + 16);
+            __m512 hi = _mm512_maskz_loadu_ps(bf16_lanes(floats - 16), floats > 16 ? c + 16 : c);
             r[j] = _mm512_rol_epi32((__m512i)_mm512_cvtne2ps_pbh(hi, lo), 16);
+            if (j + 1 < width) c += ld;
         }
+        for (int j = width; j < 16; j++) r[j] = _mm512_setzero_si512();
         bf16_transpose16(r);
         int n = kp - p0 < 16 ? kp - p0 : 16;
         for (int p = 0; p < n; p++) _mm512_storeu_si512(words + (long)(p0 + p) * BF_NR, r[p]);
@@ -291,6 +289,7 @@ static void mm_pack_a_bf16(uint32_t *restrict words, long *a_rs, long *a_ps, Mat
         return;
     }
 #endif
+    (void)mode;
     mm_pack_a_bf16_body(words, a_rs, a_ps, a, row0, rows, k0, kc, MM_BF16_EMULATED);
 }
 
@@ -302,6 +301,7 @@ static void mm_pack_b_bf16(uint32_t *restrict block, MatView b, long k0, int kc,
         return;
     }
 #endif
+    (void)mode;
     mm_pack_b_bf16_body(block, b, k0, kc, col0, cols, MM_BF16_EMULATED);
 }
 

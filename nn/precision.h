@@ -46,7 +46,7 @@ static inline float bf16_value(uint16_t h) {
 static inline int bf16_hardware(void) {
 #if BF16_HW_COMPILED
     return __builtin_cpu_supports("avx512bf16") && __builtin_cpu_supports("avx512f") &&
-           __builtin_cpu_supports("avx512bw");   /* the conversions' interleave (matmul.h) */
+           __builtin_cpu_supports("avx512bw");   /* the conversions' interleave (bf16_pack.h) */
 #else
     return 0;
 #endif

@@ -15,7 +15,8 @@
  * Then the emulation against vdpbf16ps itself, on pairs of any exponent,
  * zeros, infinities and subnormal accumulators: the same bits; and the
  * operands' conversion on vcvtne2ps2bf16 against bf16_pair, on floats of
- * every kind, inputs ending at an unreadable page: the same words. */
+ * every kind, inputs ending at an unreadable page: the same words; and
+ * the packed panels of A and B on it against the emulated mode's. */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -141,7 +142,8 @@ static long check_products(MatMode mode, int trials) {
                     long row = i / N, col = i % N;
                     uint64_t index = ((2 + (uint64_t)(row / 3)) * 5 + (uint64_t)(row % 3)) * (uint64_t)N + (uint64_t)col;
                     float factor = rng_uniform(9, (uint64_t)trial, 4, index) < 0.25f ? 0.0f : 1.0f / 0.75f;
-                    float r = (expected[i] > 0.0f ? expected[i] : 0.0f) * factor, s_ = addend[i] + expected[i] * factor;
+                    float dropped = expected[i] * factor;   /* its own statement: never fused into the sum */
+                    float r = (expected[i] > 0.0f ? expected[i] : 0.0f) * factor, s_ = addend[i] + dropped;
                     dropped_same &= memcmp(&relu[i], &r, sizeof r) == 0 && memcmp(&sum[i], &s_, sizeof s_) == 0;
                 }
                 CHECK(dropped_same, "%s trial %d: M %ld N %ld K %ld: the epilogue's dropout differs from the passes",
@@ -346,10 +348,14 @@ static void check_conversions(void) {
 }
 
 /* The packings of A and B on vcvtne2ps2bf16 (a panel of 8 contiguous
- * rows two pairs a step; 16 columns at once, turned in registers) against
- * the emulated mode's words, on floats of every kind, with the operand's
- * last float just before a page that may not be read. */
+ * rows two pairs a step; 16 columns at once, turned in registers; rows and
+ * pairs of rows) against the emulated mode's words, for both layouts of
+ * each operand, 1-8 rows of A, 1-64 columns of B, starts past the first row,
+ * column and k, and floats of every kind, with the operand's last float
+ * just before a page that may not be read. The two output buffers start
+ * alike and are compared whole, so a word written past the panels shows. */
 static void check_packing(void) {
+    enum { WORDS = 64 * 48 };   /* the largest packing (2 panels of 32 x 40 pairs) and room after it */
     uint32_t state = 17;
     long page = sysconf(_SC_PAGESIZE), differ = 0, total = 0;
     size_t span = (size_t)(16 * page);
@@ -357,36 +363,40 @@ static void check_packing(void) {
     CHECK(pages != MAP_FAILED && mprotect(pages + span, (size_t)page, PROT_NONE) == 0, "a guard page for the packing");
     if (pages == MAP_FAILED) return;
     float *end = (float *)(pages + span);
-    static uint32_t hw[64 * 40], emu[64 * 40];
-    for (int trial = 0; trial < 4000; trial++) {
-        int kc = (int)random_below(&state, 80), ld_extra = (int)random_below(&state, 4);
-        long rs, ps, rs2, ps2;
-        /* A (8 x kc), row i of k at data[i + k * ld] */
-        long ld = BF_MR + ld_extra, used = kc ? BF_MR + (kc - 1) * ld : 0;
-        float *data = end - used;
-        for (long i = 0; i < used; i++) data[i] = random_float_bits(&state);
-        MatView a = {data, 1, ld};
-        memset(hw, 0xab, sizeof hw), memset(emu, 0xcd, sizeof emu);
-        mm_pack_a_bf16(hw, &rs, &ps, a, 0, BF_MR, 0, kc, MM_BF16_HW);
-        mm_pack_a_bf16(emu, &rs2, &ps2, a, 0, BF_MR, 0, kc, MM_BF16_EMULATED);
-        differ += rs != rs2 || ps != ps2 || memcmp(hw, emu, sizeof(uint32_t) * BF_MR * (size_t)((kc + 1) / 2)) != 0;
-        /* B (kc x cols) with column j contiguous along k at data + j * ld */
-        int cols = 1 + (int)random_below(&state, 64);
-        ld = kc + ld_extra, used = kc ? (long)(cols - 1) * ld + kc : 0;
-        data = end - used;
-        for (long i = 0; i < used; i++) data[i] = random_float_bits(&state);
-        MatView b = {data, 1, ld};
-        memset(hw, 0xab, sizeof hw), memset(emu, 0xcd, sizeof emu);
-        mm_pack_b_bf16(hw, b, 0, kc, 0, cols, MM_BF16_HW);
-        mm_pack_b_bf16(emu, b, 0, kc, 0, cols, MM_BF16_EMULATED);
-        long words = (long)(cols + BF_NR - 1) / BF_NR * BF_NR * ((kc + 1) / 2);
-        differ += memcmp(hw, emu, sizeof(uint32_t) * (size_t)words) != 0;
+    static uint32_t hw[WORDS], emu[WORDS];
+    for (int trial = 0; trial < 6000; trial++) {
+        int kc = (int)random_below(&state, 80), extra = (int)random_below(&state, 4);
+        long k0 = random_below(&state, 3), rs, ps, rs2, ps2;
+        /* A: rows [row0, row0 + rows) x k in [k0, k0 + kc), rows along k or k along rows */
+        int rows = 1 + (int)random_below(&state, BF_MR), a_t = (int)random_below(&state, 2);
+        long row0 = random_below(&state, 3), r_end = row0 + rows, k_end = k0 + kc;
+        long ld = a_t ? r_end + extra : k_end + extra;
+        long last = kc ? (a_t ? (r_end - 1) + (k_end - 1) * ld : (r_end - 1) * ld + k_end - 1) : -1;
+        float *data = end - (last + 1);
+        for (long i = 0; i <= last; i++) data[i] = random_float_bits(&state);
+        MatView a = a_t ? (MatView){data, 1, ld} : (MatView){data, ld, 1};
+        memset(hw, 0xab, sizeof hw), memset(emu, 0xab, sizeof emu);
+        mm_pack_a_bf16(hw, &rs, &ps, a, row0, rows, k0, kc, MM_BF16_HW);
+        mm_pack_a_bf16(emu, &rs2, &ps2, a, row0, rows, k0, kc, MM_BF16_EMULATED);
+        differ += rs != rs2 || ps != ps2 || memcmp(hw, emu, sizeof hw) != 0;
+        /* B: k in [k0, k0 + kc) x columns [col0, col0 + cols), columns along k or rows along columns */
+        int cols = 1 + (int)random_below(&state, 64), b_t = (int)random_below(&state, 2);
+        long col0 = random_below(&state, 3), c_end = col0 + cols;
+        ld = b_t ? k_end + extra : c_end + extra;
+        last = kc ? (b_t ? (c_end - 1) * ld + k_end - 1 : (k_end - 1) * ld + c_end - 1) : -1;
+        data = end - (last + 1);
+        for (long i = 0; i <= last; i++) data[i] = random_float_bits(&state);
+        MatView b = b_t ? (MatView){data, 1, ld} : (MatView){data, ld, 1};
+        memset(hw, 0xab, sizeof hw), memset(emu, 0xab, sizeof emu);
+        mm_pack_b_bf16(hw, b, k0, kc, col0, cols, MM_BF16_HW);
+        mm_pack_b_bf16(emu, b, k0, kc, col0, cols, MM_BF16_EMULATED);
+        differ += memcmp(hw, emu, sizeof hw) != 0;
         total += 2;
     }
     munmap(pages, span + (size_t)page);
     CHECK(differ == 0, "the packings on vcvtne2ps2bf16 differ from the emulated ones in %ld of %ld", differ, total);
-    printf("REPORT bf16 packing: %ld panels of A (8 contiguous rows) and B (columns along k), 0-79 k, floats of every "
-           "kind, the last one before an unreadable page, the same words as the emulated mode's: %s\n", total,
+    printf("REPORT bf16 packing: %ld operands (A: 1-8 rows, B: 1-64 columns, both layouts, 0-79 k, floats of every "
+           "kind, the last one before an unreadable page) packed the same as in the emulated mode: %s\n", total,
            differ ? "NO" : "yes");
 }
 #endif
