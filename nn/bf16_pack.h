@@ -115,14 +115,15 @@ static inline void bf16_transpose16(__m512i r[16]) {
 /* words[p * BF_NR + j] = bf16_pair(column j's k = 2p, 2p + 1) for j < 16
  * and p < (kc + 1) / 2, where column j is src + j * ld, contiguous along k
  * (an odd kc's last pair with +0, as bf16_row_pairs pads B; columns from
- * width on give 0): each column's 16 pairs converted, then turned. */
+ * width on give 0, and src is not read when width is 0): each column's 16
+ * pairs converted, then turned. */
 __attribute__((target("avx512f,avx512bf16")))
 static inline void bf16_columns_hw(uint32_t *restrict words, const float *src, long ld, int width, int kc) {
     int kp = (kc + 1) / 2;
     for (int p0 = 0; p0 < kp; p0 += 16) {
         int floats = kc - 2 * p0;   /* read no float past the column's last */
         __m512i r[16];
-        const float *c = src + 2 * p0;   /* one pointer walks the columns */
+        const float *c = width ? src + 2 * p0 : NULL;   /* one pointer walks the columns */
         for (int j = 0; j < width; j++) {
             __m512 lo = _mm512_maskz_loadu_ps(bf16_lanes(floats), c);
             __m512 hi = _mm512_maskz_loadu_ps(bf16_lanes(floats - 16), floats > 16 ? c + 16 : c);
@@ -227,17 +228,19 @@ static inline __attribute__((always_inline)) void mm_pack_b_bf16_body(uint32_t *
     for (int jp = 0; jp < cols; jp += BF_NR) {
         uint32_t *panel = block + (long)jp * kp;
         int width = cols - jp < BF_NR ? cols - jp : BF_NR;
-        if (width < BF_NR)
-            for (int p = 0; p < kp; p++)
-                for (int j = width; j < BF_NR; j++) panel[p * BF_NR + j] = 0;
 #if BF16_HW_COMPILED
-        if (b.row_stride == 1 && mode == MM_BF16_HW) {   /* 16 columns at once, turned in registers */
-            for (int h = 0; h < width; h += 16)
-                bf16_columns_hw(panel + h, b.data + k0 + (col0 + jp + h) * b.col_stride, b.col_stride,
-                                width - h < 16 ? width - h : 16, kc);
+        if (b.row_stride == 1 && mode == MM_BF16_HW) {   /* 16 columns at once, turned in registers, zeros past width */
+            for (int h = 0; h < BF_NR; h += 16) {
+                int w = width - h < 0 ? 0 : width - h < 16 ? width - h : 16;
+                bf16_columns_hw(panel + h, w ? b.data + k0 + (col0 + jp + h) * b.col_stride : NULL, b.col_stride, w,
+                                kc);
+            }
             continue;
         }
 #endif
+        if (width < BF_NR)
+            for (int p = 0; p < kp; p++)
+                for (int j = width; j < BF_NR; j++) panel[p * BF_NR + j] = 0;
         if (b.row_stride == 1) {   /* columns contiguous along k: a column's pairs, then spread */
             uint32_t column[(MM_KC_MAX + 1) / 2];
             for (int j = 0; j < width; j++) {
