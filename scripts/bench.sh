@@ -282,7 +282,7 @@ echo "$WARMUP warm-up steps, then the mean of $(steps_for tiny) (tiny) or $(step
 echo "is the fastest of $C_REPS such runs (BENCH_C_REPS), each PyTorch figure of $TORCH_REPS (BENCH_TORCH_REPS)."
 echo "CPU: $(grep -m1 'model name' /proc/cpuinfo 2>/dev/null | cut -d: -f2- | sed 's/^ *//'), $(nproc) cores; load average now: $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null)"
 
-declare -A PEAK BLAS SEQ_GF PROD_GF
+declare -A PEAK BLAS SEQ_GF PROD_GF PROD_MS
 if [ $HAVE_TORCH = 1 ]; then
     for t in $THREADS; do
         out=$("$PYTHON" scripts/twin.py matmul-peak --threads "$t" 2>/dev/null || true)
@@ -307,7 +307,7 @@ for t in $THREADS; do
     fastest=0
     for cfg in $CONFIGS; do
         json=$(OMP_NUM_THREADS=$t "$TOOL" --config "$cfg" --products 1 --steps 20) || continue
-        PROD_GF[$cfg,$t]=$(json_get gflops "$json")
+        PROD_GF[$cfg,$t]=$(json_get gflops "$json") PROD_MS[$cfg,$t]=$(json_get step_ms "$json")
         fastest=$(awk -v a="${PROD_GF[$cfg,$t]}" -v b="$fastest" 'BEGIN { print (a + 0 > b + 0 ? a : b) }')
     done
     if [ "${PEAK[$t]:--}" != "-" ] && awk -v a="$fastest" -v b="${PEAK[$t]}" 'BEGIN { exit !(a > b) }'; then
@@ -322,7 +322,7 @@ echo "config,threads,ms_per_step,tokens_per_s,flops_per_token,gflops,peak_gflops
 
 fmt="%-6s %3s %9s %10s %9s %6s %7s %8s %11s %10s %10s %7s\n"
 printf "$fmt" config thr ms/step tokens/s GFLOP/s %peak RSS_MB limit_MB "torch idiom" "twin p=.1" "twin p=0" ratio
-declare -A TOKS GFLOPS RSS LIMIT RATIO HASH FLOPS TBEST
+declare -A TOKS MS GFLOPS RSS LIMIT RATIO HASH FLOPS TBEST
 FEWER=0
 for cfg in $CONFIGS; do
     for t in $THREADS; do
@@ -351,7 +351,7 @@ for cfg in $CONFIGS; do
             [ "$best" != 0 ] && ratio=$(calc "$toks / $best")
             [ "$tidiom" != "-" ] && ratio_idiom=$(calc "$toks / $tidiom")
         fi
-        TOKS[$cfg,$t]=$toks GFLOPS[$cfg,$t]=$gf RSS[$cfg,$t]=$rss_mb LIMIT[$cfg,$t]=$limit_mb
+        TOKS[$cfg,$t]=$toks MS[$cfg,$t]=$ms GFLOPS[$cfg,$t]=$gf RSS[$cfg,$t]=$rss_mb LIMIT[$cfg,$t]=$limit_mb
         RATIO[$cfg,$t]=$ratio HASH[$cfg,$t]=$(json_get params_hash "$json")
         printf "$fmt" "$cfg" "$shown_t" "$(num 2 "$ms")" "$(num 0 "$toks")" "$(num 1 "$gf")" "$(num 0 "$frac" %)" \
             "$(num 0 "$rss_mb")" "$(num 0 "$limit_mb")" "$(num 0 "$tidiom")" "$(num 0 "$tdrop")" "$(num 0 "$tnodrop")" \
@@ -432,7 +432,7 @@ done
 
 # ---------------------------------------------------------- bfloat16 products
 BF16_CSV=build/bench_bf16.csv
-declare -A BPEAK BTOKS BHASH BRATIO
+declare -A BPEAK BTOKS BMS BHASH BRATIO
 echo
 if OMP_NUM_THREADS=1 "$TOOL" --peak bf16 --steps 1 >/dev/null 2>&1; then
     echo "bfloat16 products (--precision bf16: inputs rounded to bfloat16, sums in float32), the same steps;"
@@ -467,7 +467,7 @@ if OMP_NUM_THREADS=1 "$TOOL" --peak bf16 --steps 1 >/dev/null 2>&1; then
                 best=$(awk -v a="$tac" -v b="$twac" -v c="${TBEST[$cfg,$t]:-0}" 'BEGIN { a += 0; b += 0; c += 0; m = a > b ? a : b; print (c > m ? c : m) }')
                 [ "$best" != 0 ] && ratio=$(calc "$toks / $best")
             fi
-            BTOKS[$cfg,$t]=$toks BHASH[$cfg,$t]=$(json_get params_hash "$json") BRATIO[$cfg,$t]=$ratio
+            BTOKS[$cfg,$t]=$toks BMS[$cfg,$t]=$ms BHASH[$cfg,$t]=$(json_get params_hash "$json") BRATIO[$cfg,$t]=$ratio
             printf "$fmt3" "$cfg" "$shown_t" "$(num 2 "$ms")" "$(num 0 "$toks")" "$(num 1 "$gf")" "$(num 0 "$frac" %)" \
                 "$(num 2 "$vs32" x)" "$(num 0 "$tac")" "$(num 0 "$twac")" "$(num 2 "$ratio" x)"
             echo "$cfg,$t,$ms,$toks,$gf,${BPEAK[$t]},$frac,$vs32,$tac,$twac,$best,$ratio,${BHASH[$cfg,$t]}" >>"$BF16_CSV"
@@ -483,6 +483,27 @@ if OMP_NUM_THREADS=1 "$TOOL" --peak bf16 --steps 1 >/dev/null 2>&1; then
         [ "$r" != "-" ] && echo "  $(mark "$r >= 4") $cfg bf16 tokens/s $(num 2 "$r")x PyTorch's fastest, float32 or autocast (target >= 4x)"
     done
     for cfg in $CONFIGS; do hashes_agree BHASH "$cfg" "bf16 parameters"; done
+    # What 1.8x asks of the rest of the step: each step is its linear layers
+    # (timed alone, tool_bench --products: step_ms) and the rest (the
+    # step's time less theirs); bfloat16 speeds up only the first.
+    t=$TARGET_THREADS
+    if has_thread "$t"; then
+        echo "Where the bf16 step's time goes ($t threads): its linear layers timed alone, and the rest (the step less them)"
+        for cfg in small wide; do
+            case " $CONFIGS " in *" $cfg "*) ;; *) continue ;; esac
+            p32=${PROD_MS[$cfg,$t]:-}
+            p16=$(json_get step_ms "$(OMP_NUM_THREADS=$t "$TOOL" --config "$cfg" --products 1 --steps 20 --precision bf16 2>/dev/null || true)")
+            [ -n "$p32" ] && [ -n "$p16" ] || continue
+            s32=${MS[$cfg,$t]} s16=${BMS[$cfg,$t]}
+            need=$(calc "$s32 / 1.8")
+            left=$(awk -v n="$need" -v p="$p16" 'BEGIN { print (n > p ? n - p : 0) }')
+            printf "  %-6s float32 %s ms = linear layers %s + the rest %s; bf16 %s ms = %s + %s\n" "$cfg" "$(num 2 "$s32")" \
+                "$(num 2 "$p32")" "$(num 2 "$(calc "$s32 - $p32")")" "$(num 2 "$s16")" "$(num 2 "$p16")" \
+                "$(num 2 "$(calc "$s16 - $p16")")"
+            printf "         linear layers alone: bf16 %sx float32's; 1.8x needs a bf16 step of %s ms or less, which leaves %s ms for the rest\n" \
+                "$(num 2 "$(calc "$p32 / $p16")")" "$(num 2 "$need")" "$(num 2 "$left")"
+        done
+    fi
 else
     echo "bfloat16 products: not measured (this CPU or build has no AVX-512 BF16; --precision bf16 runs emulated)"
 fi

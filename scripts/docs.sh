@@ -240,6 +240,10 @@ bf16_table | fence > "$blocks/bench-bf16-table"
         $1 == "B" && $2 != "config" { b[$2 " " $3] = sprintf(" %s | %s | %s |", $5, $8, $NF) }
         END { for (i = 1; i <= n; i++) print f[order[i]] (order[i] in b ? b[order[i]] : " - | - | - |") }'
 } > "$blocks/bench-summary"
+# where the bf16 step's time goes: its linear layers timed alone and the rest, in both precisions
+awk '/^Where the bf16 step/ { p = 1 } p && /^$/ { exit } p' "$bench_record" > "$work/split.txt"
+[ -s "$work/split.txt" ] || echo "(not measured in this record: scripts/bench.sh prints it since 2026-11-27)" > "$work/split.txt"
+fence < "$work/split.txt" > "$blocks/bench-split"
 # the record's peaks and its inference lines, as it printed them
 grep -E '^(matmul peak at|bf16 peak at|  loop beside it|  at .* thread\(s\) our linear layers)' "$bench_record" | fence > "$blocks/bench-peaks"
 awk '/^Inference:/ { p = 1 } p' "$bench_record" | fence > "$blocks/bench-inference"

@@ -10,7 +10,8 @@
  * With --products 1 it times instead the linear layers of the config alone
  * (linear_forward and linear_backward_to on the step's shapes, each the
  * fastest of S repetitions): what the matrix products reach without the rest
- * of the step, to set against the machine's peak and the step's GFLOP/s.
+ * of the step, to set against the machine's peak and the step's GFLOP/s,
+ * and step_ms, the time of a step's linear products (every layer) so timed.
  * --precision bf16 runs the products in bfloat16 (docs/DESIGN.md §4).
  *
  * With --peak fp32|bf16 it times instead a loop of independent multiply-adds
@@ -232,10 +233,11 @@ static int products_bench(const BenchConfig *c, int reps, Precision prec) {
 #ifdef _OPENMP
     threads = omp_get_max_threads();
 #endif
+    /* step_ms: the linear products of a whole step (every layer), timed alone */
     printf("{\"config\": \"%s\", \"precision\": \"%s\", \"threads\": %d, \"rows\": %d, \"reps\": %d, "
-           "\"forward_gflops\": %.3f, \"backward_gflops\": %.3f, \"gflops\": %.3f}\n", c->name, precision_name(prec),
-           threads, N, reps, flops / t_fwd * 1e-9,
-           2.0 * flops / t_bwd * 1e-9, 3.0 * flops / (t_fwd + t_bwd) * 1e-9);
+           "\"forward_gflops\": %.3f, \"backward_gflops\": %.3f, \"gflops\": %.3f, \"step_ms\": %.4f}\n", c->name,
+           precision_name(prec), threads, N, reps, flops / t_fwd * 1e-9, 2.0 * flops / t_bwd * 1e-9,
+           3.0 * flops / (t_fwd + t_bwd) * 1e-9, c->layers * (t_fwd + t_bwd) * 1e3);
     free(x), free(y), free(dx), free(w), free(dw), free(b), free(db);
     return 0;
 }
