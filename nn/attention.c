@@ -84,7 +84,7 @@ static void att_product(float *c, long ldc, MatView a, const float *b, long M, i
         for (long k0 = 0; k0 < K; k0 += k_block) {
             int kc = (int)(K - k0 < k_block ? K - k0 : k_block);
             mm_bf16_block(c, ldc, accumulate || k0 > 0 ? c : NULL, ldc, a, NULL, 0, M, N, k0, kc,
-                          words + k0 / 2 * BF_NR, kp * BF_NR, NULL, mode);
+                          words + k0 / 2 * BF_NR, kp * BF_NR, NULL, NULL, mode);
         }
         return;
     }

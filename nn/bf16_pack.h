@@ -140,18 +140,24 @@ static inline void bf16_columns_hw(uint32_t *restrict words, const float *src, l
 /* A panel of BF_MR (8) rows whose rows are contiguous (row i of k at
  * src[i + k * ld]), in pairs of k: words[p * 8 + i] = bf16_pair(k = 2p,
  * k = 2p + 1 of row i), two pairs (four k, 16 words) a step while all four
- * k are below kc; returns the pairs done. */
+ * k are below kc; returns the pairs done. sums (NULL, or the 8 rows'
+ * running sums) gets each float added, k in increasing order. */
 __attribute__((target("avx512f,avx512bw,avx512bf16")))
-static inline int bf16_panel_pairs_hw(uint32_t *restrict words, const float *src, long ld, int kc) {
+static inline int bf16_panel_pairs_hw(uint32_t *restrict words, const float *src, long ld, int kc, float *sums) {
     int p = 0;
+    __m256 sum = sums ? _mm256_loadu_ps(sums) : _mm256_setzero_ps();
     for (; 2 * p + 4 <= kc; p += 2) {
         const float *k0 = src + 2L * p * ld;   /* k = 2p, 2p+1, 2p+2, 2p+3 at k0, + ld, + 2 ld, + 3 ld */
-        __m512 f = _mm512_castpd_ps(_mm512_insertf64x4(_mm512_castpd256_pd512(_mm256_castps_pd(_mm256_loadu_ps(k0))),
-                                                       _mm256_castps_pd(_mm256_loadu_ps(k0 + 2 * ld)), 1));
-        __m512 s = _mm512_castpd_ps(_mm512_insertf64x4(_mm512_castpd256_pd512(_mm256_castps_pd(_mm256_loadu_ps(k0 + ld))),
-                                                       _mm256_castps_pd(_mm256_loadu_ps(k0 + 3 * ld)), 1));
+        __m256 r0 = _mm256_loadu_ps(k0), r1 = _mm256_loadu_ps(k0 + ld);
+        __m256 r2 = _mm256_loadu_ps(k0 + 2 * ld), r3 = _mm256_loadu_ps(k0 + 3 * ld);
+        __m512 f = _mm512_castpd_ps(_mm512_insertf64x4(_mm512_castpd256_pd512(_mm256_castps_pd(r0)),
+                                                       _mm256_castps_pd(r2), 1));
+        __m512 s = _mm512_castpd_ps(_mm512_insertf64x4(_mm512_castpd256_pd512(_mm256_castps_pd(r1)),
+                                                       _mm256_castps_pd(r3), 1));
         _mm512_storeu_si512(words + p * BF_MR, bf16_pairs_of(f, s));
+        if (sums) sum = _mm256_add_ps(_mm256_add_ps(_mm256_add_ps(_mm256_add_ps(sum, r0), r1), r2), r3);
     }
+    if (sums) _mm256_storeu_ps(sums, sum);
     return p;
 }
 #endif
@@ -187,23 +193,31 @@ static inline __attribute__((always_inline)) void bf16_two_rows(uint32_t *restri
 /* A's rows [row0, row0+rows) x k in [k0, k0+kc) packed as pair words,
  * word (i, p) at a_words[i * a_rs + p * a_ps] (rows past the matrix edge
  * zero): row by row (a_ps 1) when A's rows are contiguous along k, else
- * as panel[p][BF_MR] (a_rs 1), BF_MR rows side by side. */
+ * as panel[p][BF_MR] (a_rs 1), BF_MR rows side by side. sums (NULL, or
+ * the rows' running sums, continued over successive k blocks) gets each
+ * float of row i added to sums[i] as it is read, k in increasing order:
+ * the sums of A's rows in the order of a plain loop, for a caller that
+ * also needs them (a weight gradient's bias gradient). */
 static inline __attribute__((always_inline)) void mm_pack_a_bf16_body(uint32_t *restrict words, long *a_rs,
                                                                        long *a_ps, MatView a, long row0, int rows,
-                                                                       long k0, int kc, MatMode mode) {
+                                                                       long k0, int kc, float *sums, MatMode mode) {
     int kp = (kc + 1) / 2;
     if (rows < BF_MR) memset(words, 0, sizeof(uint32_t) * BF_MR * (size_t)kp);
     if (a.col_stride == 1) {
         *a_rs = kp, *a_ps = 1;
-        for (int i = 0; i < rows; i++)
-            bf16_row_pairs(words + (long)i * kp, a.data + (row0 + i) * a.row_stride + k0, kc, -0.0f, mode);
+        for (int i = 0; i < rows; i++) {
+            const float *row = a.data + (row0 + i) * a.row_stride + k0;
+            bf16_row_pairs(words + (long)i * kp, row, kc, -0.0f, mode);
+            if (sums)
+                for (int k = 0; k < kc; k++) sums[i] += row[k];
+        }
         return;
     }
     *a_rs = 1, *a_ps = BF_MR;
     int p = 0;
 #if BF16_HW_COMPILED
     if (mode == MM_BF16_HW && a.row_stride == 1 && rows == BF_MR)
-        p = bf16_panel_pairs_hw(words, a.data + row0 + k0 * a.col_stride, a.col_stride, kc);
+        p = bf16_panel_pairs_hw(words, a.data + row0 + k0 * a.col_stride, a.col_stride, kc, sums);
 #endif
     for (; p < kp; p++) {
         const float *first = a.data + row0 * a.row_stride + (k0 + 2 * p) * a.col_stride;
@@ -215,6 +229,11 @@ static inline __attribute__((always_inline)) void mm_pack_a_bf16_body(uint32_t *
             for (int i = 0; i < rows; i++)
                 dst[i] = bf16_pair(first[i * a.row_stride], second ? second[i * a.row_stride] : -0.0f);
         }
+        if (sums)
+            for (int i = 0; i < rows; i++) {
+                sums[i] += first[i * a.row_stride];
+                if (second) sums[i] += second[i * a.row_stride];
+            }
     }
 }
 
@@ -274,8 +293,8 @@ static inline __attribute__((always_inline)) void mm_pack_b_bf16_body(uint32_t *
 #if BF16_HW_COMPILED
 __attribute__((target("avx512f,avx512bw,avx512bf16")))
 static void mm_pack_a_bf16_hw(uint32_t *restrict words, long *a_rs, long *a_ps, MatView a, long row0, int rows,
-                              long k0, int kc) {
-    mm_pack_a_bf16_body(words, a_rs, a_ps, a, row0, rows, k0, kc, MM_BF16_HW);
+                              long k0, int kc, float *sums) {
+    mm_pack_a_bf16_body(words, a_rs, a_ps, a, row0, rows, k0, kc, sums, MM_BF16_HW);
 }
 
 __attribute__((target("avx512f,avx512bw,avx512bf16")))
@@ -285,15 +304,15 @@ static void mm_pack_b_bf16_hw(uint32_t *restrict block, MatView b, long k0, int 
 #endif
 
 static void mm_pack_a_bf16(uint32_t *restrict words, long *a_rs, long *a_ps, MatView a, long row0, int rows,
-                           long k0, int kc, MatMode mode) {
+                           long k0, int kc, float *sums, MatMode mode) {
 #if BF16_HW_COMPILED
     if (mode == MM_BF16_HW) {
-        mm_pack_a_bf16_hw(words, a_rs, a_ps, a, row0, rows, k0, kc);
+        mm_pack_a_bf16_hw(words, a_rs, a_ps, a, row0, rows, k0, kc, sums);
         return;
     }
 #endif
     (void)mode;
-    mm_pack_a_bf16_body(words, a_rs, a_ps, a, row0, rows, k0, kc, MM_BF16_EMULATED);
+    mm_pack_a_bf16_body(words, a_rs, a_ps, a, row0, rows, k0, kc, sums, MM_BF16_EMULATED);
 }
 
 static void mm_pack_b_bf16(uint32_t *restrict block, MatView b, long k0, int kc, long col0, int cols,

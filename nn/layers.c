@@ -31,25 +31,6 @@ void linear_forward_fused(float *out, const float *inp, const float *weight, con
     matmul_epilogue(out, OC, x, w_t, bias, bias ? MM_BIAS : MM_ZERO, N, OC, C, relu || sum ? &ep : NULL, prec);
 }
 
-/* dbias[o] = sum over n of dout[n][o], n in increasing order, from 0 (the
- * sum is never -0, so this is also 0 + the sum). Threads own column ranges;
- * rows are walked in order so the loads stay contiguous. */
-static void column_sums(float *dbias, const float *dout, int N, int OC) {
-    enum { CHUNK = 32 };
-    int chunks = (OC + CHUNK - 1) / CHUNK;
-    #pragma omp parallel for schedule(static) if (chunks > 1 && (long)N * OC > 65536)
-    for (int ch = 0; ch < chunks; ch++) {
-        int o0 = ch * CHUNK, width = OC - o0 < CHUNK ? OC - o0 : CHUNK;
-        float sum[CHUNK] = {0};
-        for (int n = 0; n < N; n++) {
-            const float *g = dout + (long)n * OC + o0;
-            #pragma omp simd
-            for (int o = 0; o < width; o++) sum[o] += g[o];
-        }
-        for (int o = 0; o < width; o++) dbias[o0 + o] = sum[o];
-    }
-}
-
 /* dinp_init: MM_ZERO writes dinp, MM_START writes start + the product. */
 static void linear_backward_init(float *dinp, float *dweight, float *dbias, const float *dout, const float *inp,
                                  const float *weight, int N, int C, int OC, MatInit dinp_init, const float *start,
@@ -58,9 +39,9 @@ static void linear_backward_init(float *dinp, float *dweight, float *dbias, cons
     MatView w = {weight, C, 1}, x = {inp, C, 1};
     /* dinp (N x C) = (start +) dout (N x OC) times weight (OC x C) */
     if (dinp) matmul(dinp, C, g, w, start, dinp_init, N, C, OC, prec);
-    /* dweight (OC x C) = dout^T (OC x N) times inp (N x C) */
-    matmul(dweight, C, g_t, x, NULL, MM_ZERO, OC, C, N, prec);
-    if (dbias) column_sums(dbias, dout, N, OC);
+    /* dweight (OC x C) = dout^T (OC x N) times inp (N x C), and dbias[o] =
+     * the sum over n of dout[n][o] (the rows of dout^T), n in increasing order */
+    matmul_row_sums(dweight, C, g_t, x, OC, C, N, dbias, prec);
 }
 
 void linear_backward_to(float *dinp, float *dweight, float *dbias, const float *dout,

@@ -395,13 +395,15 @@ static void bf16_kernel(MatMode mode, int kp, const uint32_t *a, long a_rs, long
 /* All whole panels of BF_MR rows of A (M x K), packed by mm_pack_a_bf16
  * once for a product whose column blocks would each pack them again: panel
  * q at words + q * BF_MR * kp (kp = (K + 1) / 2), in mm_pack_a_bf16's layout
- * for A's strides. A last partial panel is left to its task. */
-static void mm_words_a_bf16(uint32_t *words, MatView a, long M, long K, MatMode mode) {
+ * for A's strides, and their rows' sums added to sums (NULL: none). A last
+ * partial panel is left to its task. */
+static void mm_words_a_bf16(uint32_t *words, MatView a, long M, long K, float *sums, MatMode mode) {
     long kp = (K + 1) / 2, panels = M / BF_MR;
     #pragma omp parallel for schedule(static) if (M * K > 65536)
     for (long q = 0; q < panels; q++) {
         long rs, ps;
-        mm_pack_a_bf16(words + q * BF_MR * kp, &rs, &ps, a, q * BF_MR, BF_MR, 0, (int)K, mode);
+        mm_pack_a_bf16(words + q * BF_MR * kp, &rs, &ps, a, q * BF_MR, BF_MR, 0, (int)K,
+                       sums ? sums + q * BF_MR : NULL, mode);
     }
 }
 
@@ -415,10 +417,12 @@ static void mm_words_a_bf16(uint32_t *words, MatView a, long M, long K, MatMode 
  * by mm_words_a_bf16 with kp a_ld) times the packed B of those k (panel
  * q at b + q * b_stride words). They start from `from` (row stride from_ld;
  * 0: one row, a bias; NULL: zeros). ep: the epilogue, positioned at the
- * block's first output, when these k finish the outputs (NULL otherwise). */
+ * block's first output, when these k finish the outputs (NULL otherwise).
+ * a_sums: NULL, or the running sums of A's rows [0, M), which the panels
+ * packed here add to. */
 static void mm_bf16_block(float *c, long ldc, const float *from, long from_ld, MatView a, const uint32_t *a_words,
                           long a_ld, long M, int N, long k0, int kc, const uint32_t *b, long b_stride,
-                          const MatEpilogue *ep, MatMode mode) {
+                          const MatEpilogue *ep, float *a_sums, MatMode mode) {
     uint32_t a_panel[(MM_KC_MAX + 1) / 2 * BF_MR];
     float v[BF_MR * BF_NR];
     int kp = (kc + 1) / 2;
@@ -429,7 +433,7 @@ static void mm_bf16_block(float *c, long ldc, const float *from, long from_ld, M
         if (a_words && rows == BF_MR) {   /* a whole panel read in place, in mm_pack_a_bf16's layout */
             if (a.col_stride == 1) a_ptr = a_words + i0 * a_ld + k0 / 2;
             else a_ptr = a_words + i0 * a_ld + k0 / 2 * BF_MR, a_rs = 1, a_ps = BF_MR;
-        } else mm_pack_a_bf16(a_panel, &a_rs, &a_ps, a, i0, rows, k0, kc, mode);
+        } else mm_pack_a_bf16(a_panel, &a_rs, &a_ps, a, i0, rows, k0, kc, a_sums ? a_sums + i0 : NULL, mode);
         for (int j0 = 0; j0 < N; j0 += BF_NR) {
             int cols = N - j0 < BF_NR ? N - j0 : BF_NR;
             const uint32_t *b_panel = b + (j0 / BF_NR) * b_stride;
@@ -456,9 +460,13 @@ static void mm_bf16_block(float *c, long ldc, const float *from, long from_ld, M
 }
 
 /* mm_task in bfloat16: the same task, the same k blocks (of even size, so
- * no pair straddles two), B packed per block. */
+ * no pair straddles two), B packed per block. a_sums (NULL, or the sums of
+ * A's rows from 0): the task of the first column block adds the rows it
+ * packs, the k blocks in order (whole panels taken from a_words were
+ * summed as mm_words_a_bf16 packed them). */
 static void mm_task_bf16(float *c, long ldc, MatView a, const uint32_t *a_words, MatView b, const float *bias,
-                         MatInit init, long m0, int mc, long n0, int nc, long K, const MatEpilogue *ep, MatMode mode) {
+                         MatInit init, long m0, int mc, long n0, int nc, long K, const MatEpilogue *ep,
+                         float *a_sums, MatMode mode) {
     uint32_t b_block[(MM_KC_MAX + 1) / 2 * MM_NC];
     long k_block = K <= MM_KC_MAX ? K : MM_KC;
     MatView a_rows = {a.data + m0 * a.row_stride, a.row_stride, a.col_stride};
@@ -475,7 +483,8 @@ static void mm_task_bf16(float *c, long ldc, MatView a, const uint32_t *a_words,
         int last = ep && k0 + kc == K;
         long a_ld = (K + 1) / 2;
         mm_bf16_block(c_blk, ldc, from, from_ld, a_rows, a_words ? a_words + m0 * a_ld : NULL, a_ld, mc, nc, k0, kc,
-                      b_block, (long)(kc + 1) / 2 * BF_NR, last ? &at : NULL, mode);
+                      b_block, (long)(kc + 1) / 2 * BF_NR, last ? &at : NULL, a_sums && n0 == 0 ? a_sums + m0 : NULL,
+                      mode);
     }
     if (K == 0) mm_task_empty(c, ldc, bias, init, m0, mc, n0, nc, ep);
 }
@@ -506,14 +515,45 @@ static long gcd_long(long a, long b) {
     return a;
 }
 
+/* a_sums[i] = the sum over k of A's row i, from 0, k in increasing order:
+ * the order in which the bfloat16 packing adds them (mm_pack_a_bf16).
+ * Threads own blocks of rows; where A's rows are its columns in memory
+ * (row stride 1: a bias gradient's dY^T), a block's rows are read side by
+ * side, k after k. */
+static void mm_row_sums(float *a_sums, MatView a, long M, long K) {
+    enum { CHUNK = 32 };
+    long chunks = (M + CHUNK - 1) / CHUNK;
+    #pragma omp parallel for schedule(static) if (chunks > 1 && M * K > 65536)
+    for (long ch = 0; ch < chunks; ch++) {
+        long i0 = ch * CHUNK;
+        int width = (int)(M - i0 < CHUNK ? M - i0 : CHUNK);
+        float sum[CHUNK] = {0};
+        for (long k = 0; k < K; k++) {
+            const float *g = a.data + i0 * a.row_stride + k * a.col_stride;
+            if (a.row_stride == 1) {
+                #pragma omp simd
+                for (int i = 0; i < width; i++) sum[i] += g[i];
+            } else {
+                for (int i = 0; i < width; i++) sum[i] += g[i * a.row_stride];
+            }
+        }
+        for (int i = 0; i < width; i++) a_sums[i0 + i] = sum[i];
+    }
+}
+
 /* C (M x N, row stride ldc) = start + A (M x K) * B (K x N), where start is
  * 0, bias[j] (per column) or C's own values, by init; then the epilogue ep
- * (NULL: none). Threads split the output into row and column blocks; each
- * block's k loop stays whole. */
-static void matmul_mode(float *c, long ldc, MatView a, MatView b, const float *bias, MatInit init, long M, long N,
-                        long K, const MatEpilogue *ep, MatMode mode) {
-    (void)mode;
-    if (M <= 0 || N <= 0) return;
+ * (NULL: none). With a_sums (NULL: none), also a_sums[i] = the sum of A's
+ * row i (mm_row_sums' numbers): in bfloat16 made as A is packed, in
+ * float32 (A read in place) in a pass of their own. Threads split the
+ * output into row and column blocks; each block's k loop stays whole. */
+static void matmul_run(float *c, long ldc, MatView a, MatView b, const float *bias, MatInit init, long M, long N,
+                       long K, const MatEpilogue *ep, float *a_sums, MatMode mode) {
+    if (M <= 0) return;
+    if (a_sums && (N <= 0 || mode == MM_F32)) mm_row_sums(a_sums, a, M, K);
+    if (N <= 0) return;
+    if (a_sums && mode == MM_F32) a_sums = NULL;
+    if (a_sums) memset(a_sums, 0, sizeof(float) * (size_t)M);   /* the packing adds to them */
     int threads = 1;
 #ifdef _OPENMP
     threads = omp_get_max_threads();
@@ -539,7 +579,7 @@ static void matmul_mode(float *c, long ldc, MatView a, MatView b, const float *b
     uint32_t *a_words = NULL;   /* tasks start at multiples of BF_MR rows, so at whole panels */
     if (mode != MM_F32 && col_blocks > 1 && K > 0 && M * ((K + 1) / 2) <= MM_A_WORDS_MAX &&
         (a_words = malloc(sizeof(uint32_t) * (size_t)(M * ((K + 1) / 2)))))
-        mm_words_a_bf16(a_words, a, M, K, mode);
+        mm_words_a_bf16(a_words, a, M, K, a_sums, mode);
 #endif
     #pragma omp parallel for schedule(static) if (tasks > 1 && M * N * K > 32768)
     for (long t = 0; t < tasks; t++) {
@@ -548,7 +588,7 @@ static void matmul_mode(float *c, long ldc, MatView a, MatView b, const float *b
         int cols = (int)(N - n0 < nc ? N - n0 : nc);
 #if !defined(float)
         if (mode != MM_F32) {
-            mm_task_bf16(c, ldc, a, a_words, b, bias, init, m0, rows, n0, cols, K, ep, mode);
+            mm_task_bf16(c, ldc, a, a_words, b, bias, init, m0, rows, n0, cols, K, ep, a_sums, mode);
             continue;
         }
 #endif
@@ -557,6 +597,18 @@ static void matmul_mode(float *c, long ldc, MatView a, MatView b, const float *b
 #if !defined(float)
     free(a_words);
 #endif
+}
+
+static void matmul_mode(float *c, long ldc, MatView a, MatView b, const float *bias, MatInit init, long M, long N,
+                        long K, const MatEpilogue *ep, MatMode mode) {
+    matmul_run(c, ldc, a, b, bias, init, M, N, K, ep, NULL, mode);
+}
+
+/* C = A B (from 0) and a_sums[i] = the sum of A's row i (mm_row_sums), in
+ * the given precision: a weight gradient dY^T X and its bias gradient. */
+static inline void matmul_row_sums(float *c, long ldc, MatView a, MatView b, long M, long N, long K, float *a_sums,
+                                   Precision prec) {
+    matmul_run(c, ldc, a, b, NULL, MM_ZERO, M, N, K, NULL, a_sums, mm_mode(prec));
 }
 
 /* matmul_mode in the given precision (bfloat16 on vdpbf16ps when the CPU

@@ -4,7 +4,8 @@
  * four ways of starting an output (zero, bias, accumulate, from another
  * matrix, with C holding NaNs that must not be read), serial and
  * threaded at 1 and 2 threads, and with the epilogue (ReLU and a sum made
- * as tiles finish) against the separate passes. The reference does the same
+ * as tiles finish) against the separate passes, and the sums of A's rows
+ * made beside a product (a bias gradient's) against a plain loop. The reference does the same
  * multiply-add chain over k in increasing order, so equality must be exact.
  *
  * The same again in bfloat16 (--precision bf16), emulated and on
@@ -71,6 +72,50 @@ static void reference(float *c, MatView a, MatView b, const float *bias, MatInit
             }
             c[i * N + j] = acc;
         }
+    }
+}
+
+/* matmul_run's row sums of A (M x K, a_data scaled element by element by
+ * 2^-12 .. 2^11, so that the partial sums round and a change of their order
+ * shows) against a plain loop, k in increasing order from 0; the product
+ * goes to scratch. Returns the rows that differ. */
+static long check_row_sums(const float *a_data, const float *b_data, long M, long N, long K, int layout,
+                           MatMode mode) {
+    float *scaled = malloc(sizeof(float) * (size_t)(M * K + 1)), *sums = malloc(sizeof(float) * (size_t)(M + 1));
+    float *scratch = malloc(sizeof(float) * (size_t)(M * (N > 0 ? N : 1)));
+    for (long i = 0; i < M * K; i++) scaled[i] = ldexpf(a_data[i], (int)(i % 24) - 12);
+    MatView a, b;
+    make_views(layout, scaled, b_data, M, N, K, &a, &b);
+    matmul_run(scratch, N > 0 ? N : 1, a, b, NULL, MM_ZERO, M, N, K, NULL, sums, mode);
+    long differ = 0;
+    for (long i = 0; i < M; i++) {
+        float want = 0.0f;
+        for (long k = 0; k < K; k++) want += mat_at(a, i, k);
+        differ += memcmp(&sums[i], &want, sizeof want) != 0;
+    }
+    free(scaled), free(sums), free(scratch);
+    return differ;
+}
+
+/* The row sums on shapes the random products never draw, at 2 threads: no
+ * columns (N = 0), and an A too large to be packed once (M * K / 2 words
+ * past MM_WORDS_MAX) in a product split into column blocks, its last panel
+ * partial; both layouts of A. */
+static void check_row_sums_shapes(MatMode mode, const char *name) {
+    static const long shapes[][3] = {{37, 0, 50}, {2100, 130, 1000}, {2101, 3, 777}};   /* M, N, K */
+    uint32_t state = 11;
+#ifdef _OPENMP
+    omp_set_num_threads(2);
+#endif
+    for (int s = 0; s < 3; s++) {
+        long M = shapes[s][0], N = shapes[s][1], K = shapes[s][2];
+        float *a_data = malloc(sizeof(float) * (size_t)(M * K)), *b_data = malloc(sizeof(float) * (size_t)(K * N + 1));
+        for (long i = 0; i < M * K; i++) a_data[i] = random_value(&state);
+        for (long i = 0; i < K * N; i++) b_data[i] = random_value(&state);
+        for (int layout = 0; layout < 2; layout++)
+            CHECK(check_row_sums(a_data, b_data, M, N, K, layout, mode) == 0,
+                  "%s: M %ld N %ld K %ld layout %d: A's row sums differ from the plain loop", name, M, N, K, layout);
+        free(a_data), free(b_data);
     }
 }
 
@@ -182,6 +227,11 @@ static long check_products(MatMode mode, int trials) {
                 continue;
             } else {
                 matmul_mode(got, N, a, b, bias_arg, init, M, N, K, NULL, mode);
+                /* A's row sums (a bias gradient's) beside a product into scratch, on A's
+                 * values spread over 2^24 so that the sums round and their order shows */
+                CHECK(check_row_sums(a_data, b_data, M, N, K, layout, mode) == 0,
+                      "%s trial %d: M %ld N %ld K %ld layout %d variant %d: A's row sums differ from the plain loop",
+                      name, trial, M, N, K, layout, variant);
             }
             int same = memcmp(got, expected, sizeof(float) * (size_t)(M * N)) == 0;
             mismatched_trials += !same;
@@ -200,6 +250,7 @@ static long check_products(MatMode mode, int trials) {
         free(relu);
         free(sum);
     }
+    check_row_sums_shapes(mode, name);
     return mismatched_trials;
 }
 
@@ -376,8 +427,8 @@ static void check_packing(void) {
         for (long i = 0; i <= last; i++) data[i] = random_float_bits(&state);
         MatView a = a_t ? (MatView){data, 1, ld} : (MatView){data, ld, 1};
         memset(hw, 0xab, sizeof hw), memset(emu, 0xab, sizeof emu);
-        mm_pack_a_bf16(hw, &rs, &ps, a, row0, rows, k0, kc, MM_BF16_HW);
-        mm_pack_a_bf16(emu, &rs2, &ps2, a, row0, rows, k0, kc, MM_BF16_EMULATED);
+        mm_pack_a_bf16(hw, &rs, &ps, a, row0, rows, k0, kc, NULL, MM_BF16_HW);
+        mm_pack_a_bf16(emu, &rs2, &ps2, a, row0, rows, k0, kc, NULL, MM_BF16_EMULATED);
         differ += rs != rs2 || ps != ps2 || memcmp(hw, emu, sizeof hw) != 0;
         /* B: k in [k0, k0 + kc) x columns [col0, col0 + cols), columns along k or rows along columns */
         int cols = 1 + (int)random_below(&state, 64), b_t = (int)random_below(&state, 2);
