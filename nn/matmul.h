@@ -599,6 +599,7 @@ static void matmul_run(float *c, long ldc, MatView a, MatView b, const float *bi
 #endif
 }
 
+/* matmul_run without the row sums. */
 static void matmul_mode(float *c, long ldc, MatView a, MatView b, const float *bias, MatInit init, long M, long N,
                         long K, const MatEpilogue *ep, MatMode mode) {
     matmul_run(c, ldc, a, b, bias, init, M, N, K, ep, NULL, mode);
