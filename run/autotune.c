@@ -135,6 +135,24 @@ static const Trial *best_trial(const Search *s) {
     return best;
 }
 
+/* The winner: the best trial (best_trial), unless its validation accuracy
+ * leads trial 1's (the options as given) by no more than one standard
+ * error of a validation accuracy, sqrt(p (1 - p) / n) at the best's p over
+ * the n validation examples: then trial 1. The best of many noisy measures
+ * sits above its own truth, and a lead within the noise does not displace
+ * the options as given (the one-standard-error rule of model selection).
+ * *best and *se: the best trial and that error (0 when n is unknown: an
+ * older record, which keeps the best). */
+static const Trial *choose_winner(const Search *s, const Trial **best, double *se) {
+    const Trial *first = &s->trials[0];
+    *best = best_trial(s);
+    *se = 0;
+    if (!*best) return NULL;
+    if ((*best)->val_n > 0) *se = six(sqrt((*best)->val_acc * (1 - (*best)->val_acc) / (*best)->val_n));
+    int first_whole = s->n_trials > 0 && !first->failed && !first->stopped_at;
+    return first_whole && *se > 0 && (*best)->val_acc - first->val_acc <= *se ? first : *best;
+}
+
 /* Trial n's values, drawn from (seed, n): trial 1 the options as given; an
  * even trial every searched option drawn anew; an odd one the best trial so
  * far with two of them drawn anew. A draw that repeats an earlier trial or
@@ -183,7 +201,11 @@ static int write_plan(const Search *s, char *err, size_t errlen) {
 }
 
 static int write_trials(const Search *s, char *err, size_t errlen) {
-    return s->dist->rank == 0 ? autotune_write_trials(s->dir, s->trials, s->n_trials, s->winner, err, errlen)
+    const Trial *best = NULL;
+    double se = 0;
+    if (s->winner) choose_winner(s, &best, &se);
+    return s->dist->rank == 0 ? autotune_write_trials(s->dir, s->trials, s->n_trials, s->winner, best ? best->n : 0,
+                                                      se, err, errlen)
                               : EXIT_OK;
 }
 
@@ -313,6 +335,7 @@ static int run_trial(Search *s, Trial *t, int resume, char *err, size_t errlen) 
                 acc[e] = six(sum.history[e].val_acc);
             }
             done = sum.n_epochs;
+            t->val_n = sum.n_val;
             if (k == n_rungs || done < target) {   /* its end: all its epochs, or --patience's early stopping */
                 t->val_loss = six(sum.final_val_loss);
                 t->val_acc = six(sum.final_val_acc);
@@ -426,9 +449,11 @@ static int search(Search *s, char *err, size_t errlen) {
             return interrupted(s, "between trials", err, errlen);
         }
     }
-    const Trial *best = best_trial(s);   /* trial 1 ran all its epochs: nothing could stop it */
-    if (!best) return fail(err, errlen, ERR_RUNTIME, "no trial ran all its epochs");
-    s->winner = best->n;
+    const Trial *best;
+    double se;
+    const Trial *w = choose_winner(s, &best, &se);   /* trial 1 ran all its epochs: nothing could stop it */
+    if (!w) return fail(err, errlen, ERR_RUNTIME, "no trial ran all its epochs");
+    s->winner = w->n;
     return write_trials(s, err, errlen);
 }
 
@@ -447,6 +472,13 @@ static int final_run(const Search *s, int resume, char *err, size_t errlen) {
     if (trial_options(s, value, 1, &o) != 0) return fail(err, errlen, ERR_RUNTIME, "out of memory");
     resume = rank0_sees(s->dist, resume && rundir_holds(s->dir, "state.safetensors") &&
                                      rundir_holds(s->dir, "run.json"));
+    const Trial *best;
+    double se;
+    choose_winner(s, &best, &se);
+    if (best && best != w)
+        printf("\nthe options as given are kept: trial %d led them on validation by %.4f (val acc %.4f against "
+               "%.4f), within one standard error of a validation accuracy (%.4f over %d examples)", best->n,
+               best->val_acc - w->val_acc, best->val_acc, w->val_acc, se, best->val_n);
     printf("\nwinner: trial %d of %d (val loss %.4f, val acc %.4f; the options as given: %.4f, %.4f); %s as the run "
            "%s%s\n\n", w->n, s->n_trials, w->val_loss, w->val_acc, s->trials[0].val_loss, s->trials[0].val_acc,
            resume ? "continuing its training" : "training it again", s->dir,

@@ -6,7 +6,8 @@
  * keyed by --seed and the trial number; a trial clearly worse than the
  * earlier ones at a rung epoch is stopped there (successive halving on
  * validation loss). RUN/trials.jsonl records every trial as it ends and the
- * winner; the winner is then trained again as RUN itself (with --test's
+ * winner (the best on validation, or trial 1 when that lead is within one
+ * standard error); the winner is then trained again as RUN itself (with --test's
  * report, the test file read only then), so RUN is an ordinary run of the
  * winner's options that `reproduce` repeats and `diff` compares. The clock
  * decides only how many trials run; the plan and every decision come from

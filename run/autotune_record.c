@@ -110,20 +110,23 @@ static int trial_to_json(JsonBuf *b, const Trial *t) {
         rc |= jsonbuf_puts(b, a ? ", " : "") | jsonbuf_string(b, AUTOTUNE_AXES[a].name) | jsonbuf_puts(b, ": ") |
               jsonbuf_string(b, t->value[a]);
     rc |= jsonbuf_printf(b, "}, \"epochs\": %d, \"epochs_run\": %d, \"stopped_early\": %s, \"failed\": %s, "
-                         "\"val_loss\": %.6f, \"val_acc\": %.6f, \"val_losses\": [", t->epochs, t->epochs_run,
-                         t->stopped_at ? "true" : "false", t->failed ? "true" : "false", t->val_loss, t->val_acc);
+                         "\"val_loss\": %.6f, \"val_acc\": %.6f, \"val_n\": %d, \"val_losses\": [", t->epochs,
+                         t->epochs_run, t->stopped_at ? "true" : "false", t->failed ? "true" : "false", t->val_loss,
+                         t->val_acc, t->val_n);
     for (int e = 0; e < t->epochs_run; e++) rc |= jsonbuf_printf(b, "%s%.6f", e ? ", " : "", t->curve[e]);
     return rc | jsonbuf_printf(b, "], \"seconds\": %.2f}\n", t->seconds);
 }
 
-int autotune_write_trials(const char *dir, const Trial *trials, int n, int winner, char *err, size_t errlen) {
+int autotune_write_trials(const char *dir, const Trial *trials, int n, int winner, int best, double standard_error,
+                          char *err, size_t errlen) {
     JsonBuf b = {0};
     int rc = jsonbuf_puts(&b, "");
     for (int i = 0; i < n; i++) rc |= trial_to_json(&b, &trials[i]);
     const Trial *w = winner > 0 ? &trials[winner - 1] : NULL;
     if (w)
-        rc |= jsonbuf_printf(&b, "{\"winner\": %d, \"trials\": %d, \"val_loss\": %.6f, \"val_acc\": %.6f}\n", w->n, n,
-                             w->val_loss, w->val_acc);
+        rc |= jsonbuf_printf(&b, "{\"winner\": %d, \"trials\": %d, \"val_loss\": %.6f, \"val_acc\": %.6f, "
+                             "\"best\": %d, \"standard_error\": %.6f}\n", w->n, n, w->val_loss, w->val_acc, best,
+                             standard_error);
     return write_whole(dir, AUTOTUNE_TRIALS, &b, rc, err, errlen);
 }
 
@@ -144,6 +147,8 @@ static int trial_from_json(const JsonValue *o, Trial *t) {
     t->stopped_at = stopped->boolean ? t->epochs_run : 0;
     t->failed = failed->boolean;
     t->seconds = seconds;
+    double val_n;   /* absent from the records of versions before it: 0 */
+    t->val_n = json_number(o, "val_n", &val_n) == 0 && val_n >= 0 && val_n <= 2e9 ? (int)val_n : 0;
     for (int a = 0; a < N_AXES; a++) {
         const JsonValue *v = json_get(opts, AUTOTUNE_AXES[a].name);
         if (!v || v->type != JSON_STRING) return -1;

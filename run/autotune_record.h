@@ -35,6 +35,7 @@ typedef struct {
     int stopped_at;                          /* the rung epoch it was stopped at; 0: it ended by itself */
     int failed;                              /* 1: it ended in an error */
     double val_loss, val_acc;                /* of the weights it ended with (stopped early: its last epoch's) */
+    int val_n;                               /* the validation examples val_acc is over (0: not recorded) */
     double *curve;                           /* (epochs_run) validation loss at each epoch's end, to 6 decimals */
     double seconds;
 } Trial;
@@ -46,8 +47,10 @@ int autotune_write_plan(const char *dir, const char *data_path, const Options *b
  * itself, such as --threads, left out) and *data_path (malloc'd). */
 int autotune_read_plan(const char *dir, Options *base, char **data_path, char *err, size_t errlen);
 /* Writes dir/trials.jsonl whole and atomically: trials (n), then the
- * winner's line when winner (a trial number) is not 0. */
-int autotune_write_trials(const char *dir, const Trial *trials, int n, int winner, char *err, size_t errlen);
+ * winner's line when winner (a trial number) is not 0, with the trial best
+ * on validation and the standard error the choice allowed (autotune.c). */
+int autotune_write_trials(const char *dir, const Trial *trials, int n, int winner, int best, double standard_error,
+                          char *err, size_t errlen);
 /* Reads dir/trials.jsonl (none: 0 trials) into trials (room for max), *n
  * and *winner (0 when not chosen). ERR_INPUT naming the line that is not
  * one this program writes. */

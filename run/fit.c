@@ -681,6 +681,7 @@ int fit(const DistContext *dist, const Options *o, const char *data_path, const 
     }
     if (summary) {
         summary->has_val = t.corpus.has_val;
+        summary->n_val = t.corpus.has_val ? t.corpus.val.total : 0;
         summary->mlm = t.mlm;
         summary->final_val_loss = val_loss;
         summary->n_epochs = t.progress.n_history;

@@ -13,6 +13,7 @@ typedef struct {
     EpochRecord *history;  /* (n_epochs) owned by the caller after fit returns */
     int n_epochs;
     int has_val;
+    int n_val;             /* validation examples, over all ranks (0: none) */
     int mlm;               /* pretraining: final_val_acc is masked-token accuracy, final_val_loss its loss */
                            /* classifying: final_val_loss is that of the weights the run ends with */
     double final_val_acc, final_test_acc, final_val_loss;

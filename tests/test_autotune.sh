@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # test_autotune.sh: --autotune DURATION: a tiny budget ends within its budget plus one trial and records its trials;
 # the test file changes nothing (a planted one with flipped labels gives the same trials and model bytes); 1 and 2
-# threads choose the same; clearly worse trials stop at rungs as the halving rule says; SIGINT then --resume ends as an uninterrupted run; the run is the winner's (reproduce,
+# threads choose the same; a lead within one standard error keeps the options as given; clearly worse trials stop at rungs as the halving rule says; SIGINT then --resume ends as an uninterrupted run; the run is the winner's (reproduce,
 # diff); bad uses are refused with exit 2; two MPI ranks run it, and resume it to the same result, when MPI is there.
 source "$(dirname "$0")/lib.sh"
 TRAIN=$PWD/train
@@ -190,6 +190,46 @@ elif [ "$winner" = 1 ]; then
     skip "diff: the options as given won here, so there is nothing to show"
 else
     fail "diff RUN RUN/trials/001 marks $differing rows: $(head -n 5 "$tmp/diff.txt")"
+fi
+
+# ------------------------------------------------------------ the choice: one standard error
+# The record of the 4 trials above with planted validation accuracies and no winner, resumed: no trial is left to
+# run, so the choice is made from the planted numbers. A trial that led trial 1 (the options as given) by less than
+# one standard error of a validation accuracy, sqrt(p (1 - p) / n) at its p, loses to trial 1; by more, it wins.
+val_n=$(sed -n 's/^{"trial": 1,.*"val_n": \([0-9]*\),.*/\1/p' "$tmp/ref/trials.jsonl" 2>/dev/null)
+# 600 training lines, of which --val-split's default 0.1 holds out 60
+[ "$val_n" = 60 ] && pass "trials.jsonl: val_n 60, the validation examples (10% of 600 lines)" ||
+    fail "trials.jsonl: val_n '$val_n' (60 expected)"
+lead=$(grep '"stopped_early": false' "$tmp/ref/trials.jsonl" | sed -n 's/^{"trial": \([0-9]*\),.*/\1/p' |
+    awk '$1 != 1' | head -n 1)
+plant() {  # dir, the leader's val acc: trial 1 at 0.700000, the leader at $2, the others at 0.600000
+    rm -rf "$1" && cp -r "$tmp/ref" "$1" && rm -f "$1/model.safetensors" "$1/report.txt"
+    grep '"trial"' "$tmp/ref/trials.jsonl" | awk -v lead="$lead" -v acc="$2" '{
+        n = $2 + 0; v = n == 1 ? "0.700000" : n == lead ? acc : "0.600000"
+        sub(/"val_acc": [0-9.]*/, "\"val_acc\": " v); print }' >"$1/trials.jsonl"
+}
+choice() {  # dir, the winner expected, what, the leader's p: resumed, the record names the winner, the best and the error
+    "$TRAIN" --resume "$1" --threads 2 >"$1.txt" 2>&1 || { fail "$3: the resume failed: $(tail -n 2 "$1.txt")"; return; }
+    local line se
+    line=$(grep '^{"winner"' "$1/trials.jsonl")
+    se=$(awk -v p="$4" -v n="$val_n" 'BEGIN { printf "%.6f", sqrt(p * (1 - p) / n) }')
+    if grep -q "^{\"winner\": $2, .*\"best\": $lead, \"standard_error\": $se}" <<<"$line" &&
+        cmp -s "$1/model.safetensors" "$1/trials/$(printf %03d "$2")/model.safetensors"; then
+        pass "$3: trial $2 won (best trial $lead, standard error $se), its model the run's"
+    else
+        fail "$3: the record says '$line'; expected winner $2, best $lead, standard error $se"
+    fi
+}
+if [ -n "$lead" ] && [ "$val_n" = 60 ]; then
+    plant "$tmp/se-within" 0.750000   # lead 0.05, error sqrt(.75 .25 / 60) = 0.0559
+    choice "$tmp/se-within" 1 "a lead of 0.05 on 60 examples (within one standard error)" 0.75
+    grep -q "the options as given are kept: trial $lead led them on validation by 0.0500" "$tmp/se-within.txt" &&
+        pass "the output says why the options as given were kept" ||
+        fail "no word of the kept options: $(grep -i kept "$tmp/se-within.txt")"
+    plant "$tmp/se-beyond" 0.770000   # lead 0.07, error sqrt(.77 .23 / 60) = 0.0543
+    choice "$tmp/se-beyond" "$lead" "a lead of 0.07 on 60 examples (beyond one standard error)" 0.77
+else
+    fail "the choice: no trial besides trial 1 ran all its epochs in the record, or val_n is not 60"
 fi
 
 # ------------------------------------------------------------ SIGINT, then --resume
