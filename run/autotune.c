@@ -150,7 +150,9 @@ static const Trial *choose_winner(const Search *s, const Trial **best, double *s
     if (!*best) return NULL;
     if ((*best)->val_n > 0) *se = six(sqrt((*best)->val_acc * (1 - (*best)->val_acc) / (*best)->val_n));
     int first_whole = s->n_trials > 0 && !first->failed && !first->stopped_at;
-    return first_whole && *se > 0 && (*best)->val_acc - first->val_acc <= *se ? first : *best;
+    /* in whole millionths, as recorded: a lead equal to the error is within it */
+    long lead = lround(((*best)->val_acc - first->val_acc) * 1e6), error = lround(*se * 1e6);
+    return first_whole && (*best)->val_n > 0 && lead <= error ? first : *best;
 }
 
 /* Trial n's values, drawn from (seed, n): trial 1 the options as given; an
@@ -387,9 +389,10 @@ static double estimate(const Search *s, const Trial *t) {
  * in the budget. */
 static int start_next(const Search *s, const Trial *t) {
     if (s->base.autotune_trials > 0 && t->n > s->base.autotune_trials) return 0;
-    const Trial *best = best_trial(s);
-    double elapsed = s->before + now_seconds() - s->clock0;
-    double go = elapsed + estimate(s, t) + (best ? best->seconds : 0) <= s->budget;
+    const Trial *best;
+    double se, elapsed = s->before + now_seconds() - s->clock0;
+    const Trial *w = choose_winner(s, &best, &se);
+    double go = elapsed + estimate(s, t) + (w ? w->seconds : 0) <= s->budget;
     dist_share_rank0(s->dist, &go, 1);
     return go != 0;
 }
@@ -476,9 +479,10 @@ static int final_run(const Search *s, int resume, char *err, size_t errlen) {
     double se;
     choose_winner(s, &best, &se);
     if (best && best != w)
-        printf("\nthe options as given are kept: trial %d led them on validation by %.4f (val acc %.4f against "
-               "%.4f), within one standard error of a validation accuracy (%.4f over %d examples)", best->n,
-               best->val_acc - w->val_acc, best->val_acc, w->val_acc, se, best->val_n);
+        printf("\nthe options as given are kept: trial %d %s on validation (val acc %.4f against %.4f), within "
+               "one standard error of a validation accuracy (%.4f over %d examples)", best->n,
+               best->val_acc > w->val_acc ? "led them" : "tied with them in accuracy", best->val_acc, w->val_acc, se,
+               best->val_n);
     printf("\nwinner: trial %d of %d (val loss %.4f, val acc %.4f; the options as given: %.4f, %.4f); %s as the run "
            "%s%s\n\n", w->n, s->n_trials, w->val_loss, w->val_acc, s->trials[0].val_loss, s->trials[0].val_acc,
            resume ? "continuing its training" : "training it again", s->dir,

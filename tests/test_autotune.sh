@@ -202,10 +202,10 @@ val_n=$(sed -n 's/^{"trial": 1,.*"val_n": \([0-9]*\),.*/\1/p' "$tmp/ref/trials.j
     fail "trials.jsonl: val_n '$val_n' (60 expected)"
 lead=$(grep '"stopped_early": false' "$tmp/ref/trials.jsonl" | sed -n 's/^{"trial": \([0-9]*\),.*/\1/p' |
     awk '$1 != 1' | head -n 1)
-plant() {  # dir, the leader's val acc: trial 1 at 0.700000, the leader at $2, the others at 0.600000
+plant() {  # dir, trial 1's val acc, the leader's: the others at 0.500000
     rm -rf "$1" && cp -r "$tmp/ref" "$1" && rm -f "$1/model.safetensors" "$1/report.txt"
-    grep '"trial"' "$tmp/ref/trials.jsonl" | awk -v lead="$lead" -v acc="$2" '{
-        n = $2 + 0; v = n == 1 ? "0.700000" : n == lead ? acc : "0.600000"
+    grep '"trial"' "$tmp/ref/trials.jsonl" | awk -v lead="$lead" -v first="$2" -v acc="$3" '{
+        n = $2 + 0; v = n == 1 ? first : n == lead ? acc : "0.500000"
         sub(/"val_acc": [0-9.]*/, "\"val_acc\": " v); print }' >"$1/trials.jsonl"
 }
 choice() {  # dir, the winner expected, what, the leader's p: resumed, the record names the winner, the best and the error
@@ -221,13 +221,17 @@ choice() {  # dir, the winner expected, what, the leader's p: resumed, the recor
     fi
 }
 if [ -n "$lead" ] && [ "$val_n" = 60 ]; then
-    plant "$tmp/se-within" 0.750000   # lead 0.05, error sqrt(.75 .25 / 60) = 0.0559
+    plant "$tmp/se-within" 0.700000 0.750000   # lead 0.05, error sqrt(.75 .25 / 60) = 0.0559
     choice "$tmp/se-within" 1 "a lead of 0.05 on 60 examples (within one standard error)" 0.75
-    grep -q "the options as given are kept: trial $lead led them on validation by 0.0500" "$tmp/se-within.txt" &&
-        pass "the output says why the options as given were kept" ||
+    grep -q "the options as given are kept: trial $lead led them on validation (val acc 0.7500 against 0.7000)" \
+        "$tmp/se-within.txt" && pass "the output says why the options as given were kept" ||
         fail "no word of the kept options: $(grep -i kept "$tmp/se-within.txt")"
-    plant "$tmp/se-beyond" 0.770000   # lead 0.07, error sqrt(.77 .23 / 60) = 0.0543
-    choice "$tmp/se-beyond" "$lead" "a lead of 0.07 on 60 examples (beyond one standard error)" 0.77
+    # lead 0.057: beyond the error at the leader's p, sqrt(.757 .243 / 60) = 0.0554, within trial 1's (0.0592)
+    plant "$tmp/se-beyond" 0.700000 0.757000
+    choice "$tmp/se-beyond" "$lead" "a lead of 0.057 on 60 examples (beyond one standard error at the leader's p)" 0.757
+    # both at 1: the error is 0 and the lead 0, so the leader on loss alone does not displace trial 1
+    plant "$tmp/se-tie" 1.000000 1.000000
+    choice "$tmp/se-tie" 1 "a tie at accuracy 1 (error 0)" 1
 else
     fail "the choice: no trial besides trial 1 ran all its epochs in the record, or val_n is not 60"
 fi
@@ -262,6 +266,10 @@ if command -v mpirun >/dev/null 2>&1 && "$TRAIN" --version | grep -qx 'mpi: yes'
     if [ "$rc" -eq 0 ] && [ "$(grep -c '"trial"' "$tmp/mpi/trials.jsonl")" = 3 ] &&
         "$TRAIN" predict --model "$tmp/mpi" "a good movie" >/dev/null 2>&1; then
         pass "2 MPI ranks: 3 trials, a winner and a model that predicts"
+        # 300 lines, 10% held out: every trial's accuracy is over the 30 validation examples of both ranks
+        [ "$(grep -c '"val_n": 30,' "$tmp/mpi/trials.jsonl")" = 3 ] &&
+            pass "2 MPI ranks: each trial's val_n is 30, the validation examples of both ranks" ||
+            fail "2 MPI ranks: val_n '$(grep -o '"val_n": [0-9]*' "$tmp/mpi/trials.jsonl" | sort -u | tr '\n' ' ')' (30 expected)"
     else
         fail "2 MPI ranks: exit $rc: $(tail -n 3 "$tmp/mpi.txt")"
     fi
