@@ -103,7 +103,8 @@ const OptionSpec OPTION_TABLE[] = {
      "probe texts, one a line, or label<TAB>text lines (then the loss for the label is recorded too)", 0},
     {"autotune", OPT_STRING, OFF(autotune), "", 0, 0, NULL,
      "search the options that matter for this long (600, 90s, 10m, 1h), judged on the validation split: trials in "
-     "RUN/trials, each recorded in RUN/trials.jsonl; the best becomes the run (docs/USAGE.md)", 1},
+     "RUN/trials, each recorded in RUN/trials.jsonl; the best becomes the run unless its lead over the options as "
+     "given is within one standard error (docs/USAGE.md)", 1},
     {"autotune-trials", OPT_INT, OFF(autotune_trials), "0", 0, 999, NULL,
      "--autotune: at most this many trials (0: as many as the time allows); a fixed count repeats exactly", 1},
     {"no-probes", OPT_FLAG, OFF(no_probes), "0", 0, 1, NULL, "record no probes (see --probe)", 0},

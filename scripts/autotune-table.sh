@@ -1,57 +1,66 @@
 #!/usr/bin/env bash
 # autotune-table.sh: issue 41's autotune rows, one line a set, from runs made as
 #   /usr/bin/time -f "NAME wall %e s" ./train data/NAME/train.tsv --test data/NAME/test.tsv \
-#       --autotune 10m --seed 42 --threads 1 --out DIR/NAME >DIR/NAME.log 2>&1
-#   ./train data/NAME/train.tsv --test data/NAME/test.tsv --seed 42 --threads 1 \
+#       --autotune 10m --seed SEED --threads 1 --out DIR/NAME >DIR/NAME.log 2>&1
+#   ./train data/NAME/train.tsv --test data/NAME/test.tsv --seed SEED --threads 1 \
 #       --quiet --out DIR/def-NAME                      (the defaults, same seed)
-# and the defaults' seeds in build/compare/NAME.tsv (scripts/compare-fasttext.sh):
 #   bash scripts/autotune-table.sh DIR NAME...
-# Columns: trials run, the winner and its validation accuracy against trial 1's
-# (the defaults), the winner's test accuracy, the defaults' at the same seed
-# and over the compared seeds, fastText's best (of build/compare/NAME.tsv),
-# and the autotune's whole time.
+# Columns: trials run; the best trial on validation and its accuracy against
+# trial 1's (the options as given); the validation examples and one standard
+# error of a validation accuracy at the best's, sqrt(p (1 - p) / n); the
+# choice (the best, or trial 1 when the lead is within that error); the
+# test accuracies of the best, the defaults and the choice; the autotune's
+# whole time. A record made before the choice had the rule (no "best" in
+# its winner's line: its winner is the best) gets the rule's choice worked
+# out here, in the same millionths; its test accuracy is then the best's
+# report or the defaults' run.
 set -euo pipefail
 [ $# -ge 2 ] || { echo "usage: $0 DIR NAME..." >&2; exit 2; }
 dir=$(cd "$1" && pwd)
 shift
-cd "$(dirname "$0")/.."
 # the test accuracy of a run's report: the accuracy line after "test ("
 test_acc() { awk '/^test \(/ { t = 1 } t && $1 == "accuracy" { print $2; exit }' "$1/report.txt" 2>/dev/null || true; }
 # a number field of a JSON line: json_field LINE KEY
 json_field() { sed -nE "s/.*\"$2\": ([0-9.]+).*/\1/p" <<<"$1"; }
-echo "| set | trials | winner | winner val acc | defaults' val acc | winner test | defaults test, seed 42 | defaults test, seeds 1-3 (mean ± (max - min)) | fastText best | winner - defaults (seed 42) | autotune s |"
-echo "|---|---|---|---|---|---|---|---|---|---|---|"
+echo "| set | trials | best on validation | its val acc | trial 1's val acc | val n | one standard error | choice | best's test | defaults' test | choice's test | choice - defaults | autotune s |"
+echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|"
 for name in "$@"; do
     run=$dir/$name
-    if [ ! -s "$run/trials.jsonl" ] || [ ! -s "$run/report.txt" ]; then
-        echo "| $name | not measured | | | | | | | | | |"
+    if [ ! -s "$run/trials.jsonl" ]; then
+        echo "| $name | not measured | | | | | | | | | | | |"
         continue
     fi
     # RUN/trials.jsonl: a line a trial, trial 1 the options as given, then {"winner": N, "trials": M, ...}
     win=$(grep -m1 '^{"winner"' "$run/trials.jsonl" || true)
     first=$(grep -m1 '^{"trial": 1,' "$run/trials.jsonl" || true)
-    wtrial=$(json_field "$win" winner)
+    winner=$(json_field "$win" winner)
     trials=$(json_field "$win" trials)
-    wval=$(json_field "$win" val_acc)
-    dval=$(json_field "$first" val_acc)
-    if [ -z "$wtrial" ] || [ -z "$trials" ] || [ -z "$wval" ] || [ -z "$dval" ]; then
-        echo "autotune-table: $run/trials.jsonl has no winner or no trial 1 (an autotune not ended?)" >&2
+    best=$(json_field "$win" best)
+    fval=$(json_field "$first" val_acc)
+    n=$(json_field "$first" val_n)
+    [ -n "$n" ] || n=$(grep -o -m1 '[0-9]* validation' "$run/trials/001/train.log" 2>/dev/null | cut -d' ' -f1 || true)
+    if [ -z "$winner" ] || [ -z "$trials" ] || [ -z "$fval" ] || [ -z "$n" ]; then
+        echo "autotune-table: $run has no winner, no trial 1 or no validation count (an autotune not ended?)" >&2
         exit 1
     fi
-    wval=$(printf "%.4f" "$wval")
-    dval=$(printf "%.4f" "$dval")
-    wtest=$(test_acc "$run")
-    dtest=$(test_acc "$dir/def-$name")
-    compare=build/compare/$name.tsv
-    seeds=- best=-
-    if [ -s "$compare" ]; then
-        seeds=$(awk -F'\t' '$1 == "ours" { n++; s += $4; if (n == 1 || $4 < lo) lo = $4; if (n == 1 || $4 > hi) hi = $4 }
-                            END { if (n) printf "%.4f ± %.4f", s / n, hi - lo; else printf "-" }' "$compare")
-        best=$(awk -F'\t' 'NR > 1 && $1 == "fasttext" { if (!m++ || $4 > b) b = $4 } END { if (m) printf "%.4f", b; else printf "-" }' "$compare")
+    [ -n "$best" ] || best=$winner   # a record from before the rule: its winner is the best
+    bval=$(json_field "$(grep -m1 "^{\"trial\": $best," "$run/trials.jsonl")" val_acc)
+    se=$(awk -v p="$bval" -v n="$n" 'BEGIN { printf "%.6f", sqrt(p * (1 - p) / n) }')
+    choice=$(awk -v b="$bval" -v f="$fval" -v e="$se" -v best="$best" \
+        'BEGIN { lead = int((b - f) * 1e6 + (b >= f ? 0.5 : -0.5)); err = int(e * 1e6 + 0.5); print lead <= err ? 1 : best }')
+    if grep -q '"best"' <<<"$win" && [ "$choice" != "$winner" ]; then
+        echo "autotune-table: $run chose trial $winner, the rule here says $choice" >&2
+        exit 1
     fi
-    diff=-
-    [ -n "$wtest" ] && [ -n "$dtest" ] && diff=$(awk -v a="$wtest" -v b="$dtest" 'BEGIN { printf "%+.4f", a - b }')
+    dtest=$(test_acc "$dir/def-$name")
+    btest=-
+    [ "$winner" = "$best" ] && btest=$(test_acc "$run")
+    [ "$best" = 1 ] && btest=${dtest:--}
+    ctest=$btest
+    [ "$choice" = 1 ] && ctest=${dtest:--}
+    diff=$(awk -v a="$ctest" -v b="$dtest" 'BEGIN { if (a == "-" || a == "" || b == "") print "-"; else printf "%+.4f", a - b }')
     wall=$(awk -v n="$name" '$1 == n && $2 == "wall" { printf "%.0f", $3 }' "$dir/$name.log" 2>/dev/null || true)
-    printf "| %s | %s | trial %s | %s | %s | %s | %s | %s | %s | %s | %s |\n" "$name" "$trials" "$wtrial" "$wval" "$dval" \
-        "${wtest:--}" "${dtest:-not run}" "$seeds" "$best" "$diff" "${wall:--}"
+    printf "| %s | %s | trial %s | %.4f | %.4f | %s | %.4f | %s | %s | %s | %s | %s | %s |\n" "$name" "$trials" "$best" \
+        "$bval" "$fval" "$n" "$se" "$([ "$choice" = 1 ] && echo "trial 1" || echo "trial $choice")" "${btest:--}" \
+        "${dtest:-not run}" "$ctest" "$diff" "${wall:--}"
 done
