@@ -550,10 +550,11 @@ static void mm_row_sums(float *a_sums, MatView a, long M, long K) {
 static void matmul_run(float *c, long ldc, MatView a, MatView b, const float *bias, MatInit init, long M, long N,
                        long K, const MatEpilogue *ep, float *a_sums, MatMode mode) {
     if (M <= 0) return;
-    if (a_sums && (N <= 0 || mode == MM_F32)) mm_row_sums(a_sums, a, M, K);
+    /* A's row sums: float32 (or no product) sums A in a pass of its own;
+     * bfloat16's packing adds each float to them as it reads it */
+    if (a_sums && (mode == MM_F32 || N <= 0)) mm_row_sums(a_sums, a, M, K), a_sums = NULL;
+    else if (a_sums) memset(a_sums, 0, sizeof(float) * (size_t)M);
     if (N <= 0) return;
-    if (a_sums && mode == MM_F32) a_sums = NULL;
-    if (a_sums) memset(a_sums, 0, sizeof(float) * (size_t)M);   /* the packing adds to them */
     int threads = 1;
 #ifdef _OPENMP
     threads = omp_get_max_threads();
