@@ -141,18 +141,16 @@ static const Trial *best_trial(const Search *s) {
  * the n validation examples: then trial 1. The best of many noisy measures
  * sits above its own truth, and a lead within the noise does not displace
  * the options as given (the one-standard-error rule of model selection).
- * *best and *se: the best trial and that error (0 when n is unknown: an
- * older record, which keeps the best). */
+ * best and se (each NULL or where to put it): the best trial and that
+ * error (0 when n is unknown: an older record, which keeps the best). */
 static const Trial *choose_winner(const Search *s, const Trial **best, double *se) {
-    const Trial *first = &s->trials[0];
-    *best = best_trial(s);
-    *se = 0;
-    if (!*best) return NULL;
-    if ((*best)->val_n > 0) *se = six(sqrt((*best)->val_acc * (1 - (*best)->val_acc) / (*best)->val_n));
-    int first_whole = s->n_trials > 0 && !first->failed && !first->stopped_at;
+    const Trial *top = best_trial(s), *first = &s->trials[0];
+    double error = top && top->val_n > 0 ? six(sqrt(top->val_acc * (1 - top->val_acc) / top->val_n)) : 0;
+    if (best) *best = top;
+    if (se) *se = error;
+    if (!top || top->val_n <= 0 || first->failed || first->stopped_at) return top;
     /* in whole millionths, as recorded: a lead equal to the error is within it */
-    long lead = lround(((*best)->val_acc - first->val_acc) * 1e6), error = lround(*se * 1e6);
-    return first_whole && (*best)->val_n > 0 && lead <= error ? first : *best;
+    return lround((top->val_acc - first->val_acc) * 1e6) <= lround(error * 1e6) ? first : top;
 }
 
 /* Trial n's values, drawn from (seed, n): trial 1 the options as given; an
@@ -389,9 +387,8 @@ static double estimate(const Search *s, const Trial *t) {
  * in the budget. */
 static int start_next(const Search *s, const Trial *t) {
     if (s->base.autotune_trials > 0 && t->n > s->base.autotune_trials) return 0;
-    const Trial *best;
-    double se, elapsed = s->before + now_seconds() - s->clock0;
-    const Trial *w = choose_winner(s, &best, &se);
+    double elapsed = s->before + now_seconds() - s->clock0;
+    const Trial *w = choose_winner(s, NULL, NULL);
     double go = elapsed + estimate(s, t) + (w ? w->seconds : 0) <= s->budget;
     dist_share_rank0(s->dist, &go, 1);
     return go != 0;
@@ -452,9 +449,7 @@ static int search(Search *s, char *err, size_t errlen) {
             return interrupted(s, "between trials", err, errlen);
         }
     }
-    const Trial *best;
-    double se;
-    const Trial *w = choose_winner(s, &best, &se);   /* trial 1 ran all its epochs: nothing could stop it */
+    const Trial *w = choose_winner(s, NULL, NULL);   /* trial 1 ran all its epochs: nothing could stop it */
     if (!w) return fail(err, errlen, ERR_RUNTIME, "no trial ran all its epochs");
     s->winner = w->n;
     return write_trials(s, err, errlen);
