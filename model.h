@@ -80,8 +80,8 @@ typedef struct {
 typedef struct {
     int training;               /* 1: dropout active, PAD zeroed, backward possible */
     int forward_only;           /* 1: no model_backward follows and no stage is inspected, so what only
-                                 * they read (the FFN's pre-activation and output, the attention output
-                                 * before its residual sum) is not kept: predict and evaluation */
+                                 * they read (the FFN's output, the attention output before its residual
+                                 * sum) is not kept: predict and evaluation */
     uint64_t seed;              /* dropout key: (seed, step, site, index) */
     uint64_t step;
     long row0;                  /* the global batch index of example 0: dropout's index counts from it,

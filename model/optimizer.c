@@ -1,5 +1,5 @@
 /* optimizer.c: the global gradient norm, clipping to it, and the AdamW
- * step over the parameters of a Model (docs/DESIGN.md §4, item 7). */
+ * step over the parameters of a Model (docs/DESIGN.md §4.6). */
 #include "model.h"
 
 #include <math.h>

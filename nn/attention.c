@@ -39,7 +39,7 @@ static MatView transposed(MatView m) {
     return t;
 }
 
-/* Sum, dot product and maximum over a row of attention weights, in
+/* Sum and dot product over a row of attention weights, in
  * ATT_LANES interleaved lanes combined in a fixed order: they vectorize, and
  * the lane of an element depends on its index only, so the exact zeros of
  * masked keys at the end of a padded row change nothing. */

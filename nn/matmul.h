@@ -1,9 +1,12 @@
 /* matmul.h: the matrix product behind the linear layers, cache-blocked and
- * register-tiled in plain C that the compiler vectorizes.
+ * register-tiled: plain C that the compiler vectorizes in float32, the
+ * vdpbf16ps intrinsics in bfloat16 (emulated in plain C without them).
  *
- * Only layers.c and attention.c include this file, and its functions are static: the double
- * precision gradient test compiles layers.c with `float` defined as `double`,
- * so the kernels must live in the same translation unit to follow it.
+ * layers.c and attention.c include this file (and tests/test_matmul.c), and
+ * its functions are static: tests/test_f64_grad.c (the gradient test) and
+ * model/f64.c (trace --backward's check) compile them with `float` defined
+ * as `double`, so the kernels must live in the same translation unit to
+ * follow it.
  *
  * Determinism: every output element is one chain of multiply-adds over k in
  * increasing order, started from its initial value (0, the bias, or what the
@@ -494,7 +497,7 @@ typedef enum { MM_F32 = 0 } MatMode;
 static inline MatMode mm_mode(int prec) { (void)prec; return MM_F32; }
 #endif
 
-/* matmul on the calling thread alone, for callers already inside a parallel loop. */
+/* matmul on the calling thread alone: tests/test_matmul.c's serial oracle of the threaded split. */
 static inline void matmul_serial(float *c, long ldc, MatView a, MatView b, const float *bias, MatInit init,
                           long M, long N, long K) {
     for (long n0 = 0; n0 < N; n0 += MM_NC) {

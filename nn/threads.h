@@ -26,8 +26,9 @@
  * program is taken as the new ceiling. Where /proc/stat is missing or there
  * is no OpenMP, it does nothing.
  *
- * Only model.c includes this file and its functions are static: the double
- * precision gradient test compiles model.c itself, with nothing else. */
+ * Only model.c includes this file and its functions are static: the files
+ * that compile model.c again in double (tests/test_f64_grad.c, the gradient
+ * test; model/f64.c, trace --backward's check) take these along. */
 #ifndef NN_THREADS_H
 #define NN_THREADS_H
 

@@ -155,7 +155,7 @@ static const Trial *choose_winner(const Search *s, const Trial **best, double *s
 
 /* Trial n's values, drawn from (seed, n): trial 1 the options as given; an
  * even trial every searched option drawn anew; an odd one the best trial so
- * far with two of them drawn anew. A draw that repeats an earlier trial or
+ * far with one or two of them drawn anew (two draws of an axis may meet). A draw that repeats an earlier trial or
  * makes no valid model is drawn again. 0 when none new is found. */
 static int plan_trial(const Search *s, int n, Trial *t) {
     memset(t, 0, sizeof *t);

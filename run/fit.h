@@ -27,9 +27,9 @@ typedef struct {
  * the message in err; EXIT_INTERRUPTED after a signal, with the state saved
  * and the message (where it stopped, how to continue) in err for the caller
  * to print: stdout may be a reader that has gone. summary may be
- * NULL. dist is this process's place in an MPI job, or NULL for a single
- * process: then each batch is split over the ranks, which keep identical
- * weights, and only rank 0 prints and writes. */
+ * NULL. dist is this process's place in an MPI job (each batch split over
+ * the ranks, which keep identical weights; only rank 0 prints and writes),
+ * or NULL for a single process. */
 int fit(const DistContext *dist, const Options *o, const char *data_path, const char *out_dir, int resume, int argc,
         char **argv, FitSummary *summary, char *err, size_t errlen);
 

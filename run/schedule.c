@@ -5,7 +5,9 @@
 
 #include "base/rng.h"
 
-/* Site of the shuffle in the counter-based generator (the model uses others). */
+/* Sites of the shuffle and the batch order in the counter-based generator;
+ * pretraining's training masks share 900001, so a few keys coincide (the
+ * steps count epochs here, global steps there: docs/DESIGN.md §7). */
 #define SITE_SHUFFLE 900001
 #define SITE_BATCH_ORDER 900004
 

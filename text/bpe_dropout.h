@@ -27,7 +27,9 @@
 #include "text/bpe.h"
 
 /* The generator site of the draws; the model's dropout sites are below
- * 900000 and pretraining's masks at 900001 and 900002 (nn/mlm.h). */
+ * 900000, the epoch shuffle and pretraining's training masks share 900001
+ * (run/schedule.c, nn/mlm.h), the held-out masks 900002 and the batch
+ * order 900004. */
 #define BPE_DROPOUT_SITE 900003
 
 typedef struct {
