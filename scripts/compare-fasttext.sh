@@ -54,22 +54,11 @@ kept_autotune=
 [ "$duration" -eq 0 ] && [ -s "$tsv" ] && kept_autotune=$(awk -F'\t' '$1 == "fasttext" && $2 ~ /autotune/' "$tsv")
 printf 'run\toptions\tseed\taccuracy\tseconds\n' >"$tsv"
 
-seconds_since() { awk -v a="$1" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.2f", b - a }'; }
-# the accuracy in report.txt's test section (as scripts/check-data.sh reads it)
-test_accuracy() { awk '/^test \(/ { t = 1 } t && $1 == "accuracy" { print $2; exit }' "$1/report.txt" 2>/dev/null; }
+source scripts/study-lib.sh
 
 # 1. Ours: the defaults, one run a seed.
 for seed in "${seeds[@]}"; do
-    run=$out/ours-seed$seed
-    start=$EPOCHREALTIME
-    if ! ./train "$train" --test "$test" --out "$run" --quiet --seed "$seed" --threads "$threads" >"$run.log" 2>&1; then
-        echo "compare-fasttext: ./train failed (seed $seed):" >&2
-        tail -n 5 "$run.log" >&2
-        exit 1
-    fi
-    secs=$(seconds_since "$start")
-    acc=$(test_accuracy "$run")
-    [ -n "$acc" ] || { echo "compare-fasttext: no test accuracy in $run/report.txt" >&2; exit 1; }
+    train_timed compare-fasttext "$out/ours-seed$seed" "$train" --test "$test" --quiet --seed "$seed" --threads "$threads"
     printf 'ours\t(defaults)\t%s\t%s\t%s\n' "$seed" "$acc" "$secs" >>"$tsv"
     echo "compare-fasttext: $name ours seed $seed: accuracy $acc, $secs s" >&2
 done
