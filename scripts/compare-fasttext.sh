@@ -66,7 +66,6 @@ done
 # 2. fastText. Its input: "__label__LABEL text" lines, comments dropped. The
 # autotune's validation file is a stratified 20% of train.tsv (data/generate.c's
 # split, as the data's own), its input the rest.
-to_fasttext() { sed -n '/^#/!s/^\([^\t]*\)\t/__label__\1 /p' "$1"; }
 to_fasttext "$train" >"$out/train.txt"
 to_fasttext "$test" >"$out/test.txt"
 [ -x build/generate ] || "${CC:-cc}" -std=c11 -O2 -Wall -Wextra -o build/generate data/generate.c
@@ -77,18 +76,9 @@ to_fasttext "$out/tune-train.tsv" >"$out/tune-train.txt"
 to_fasttext "$out/tune-valid.tsv" >"$out/tune-valid.txt"
 
 fasttext_run() {  # run-name input options...
-    local run=$1 input=$2 start acc secs
+    local run=$1 input=$2
     shift 2
-    start=$EPOCHREALTIME
-    if ! fasttext supervised -input "$input" -output "$out/$run" -thread "$threads" "$@" >"$out/$run.log" 2>&1 ||
-        ! fasttext test "$out/$run.bin" "$out/test.txt" >"$out/$run.test" 2>&1; then
-        echo "compare-fasttext: fasttext $run failed:" >&2
-        tail -n 5 "$out/$run.log" "$out/$run.test" >&2 2>/dev/null
-        exit 1
-    fi
-    secs=$(seconds_since "$start")
-    acc=$(awk '$1 == "P@1" { printf "%.4f", $2 }' "$out/$run.test")
-    [ -n "$acc" ] || { echo "compare-fasttext: no P@1 in $out/$run.test" >&2; exit 1; }
+    fasttext_timed compare-fasttext "$out/$run" "$input" "$out/test.txt" -thread "$threads" "$@"
     rm -f "$out/$run.bin" "$out/$run.vec"    # large, and not needed afterwards
     printf 'fasttext\t%s\t-\t%s\t%s\n' "${*:-(defaults)}" "$acc" "$secs" >>"$tsv"
     echo "compare-fasttext: $name fasttext ${*:-(defaults)}: accuracy $acc, $secs s" >&2

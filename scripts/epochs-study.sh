@@ -86,16 +86,10 @@ for name in "${sets[@]}"; do
             printf '%s\t%s\t%s\t%s\t%s\n' "$name" "$epochs" "$seed" "$acc" "$secs" >>"$record"
         done
     done
-    sed -n '/^#/!s/^\([^\t]*\)\t/__label__\1 /p' "data/$name/train.tsv" >"$out/$name-ft-train.txt"
-    sed -n '/^#/!s/^\([^\t]*\)\t/__label__\1 /p' "data/$name/test.tsv" >"$out/$name-ft-test.txt"
+    to_fasttext "data/$name/train.tsv" >"$out/$name-ft-train.txt"
+    to_fasttext "data/$name/test.tsv" >"$out/$name-ft-test.txt"
     for rep in 1 2 3; do
-        start=$EPOCHREALTIME
-        fasttext supervised -input "$out/$name-ft-train.txt" -output "$out/$name-ft" -thread "$threads" >"$out/$name-ft.log" 2>&1 &&
-            fasttext test "$out/$name-ft.bin" "$out/$name-ft-test.txt" >"$out/$name-ft.test" 2>&1 ||
-            { echo "epochs-study: fasttext failed on $name" >&2; exit 1; }
-        secs=$(seconds_since "$start")
-        acc=$(awk '$1 == "P@1" { printf "%.4f", $2 }' "$out/$name-ft.test")
-        [ -n "$acc" ] || { echo "epochs-study: no P@1 in $out/$name-ft.test" >&2; exit 1; }
+        fasttext_timed epochs-study "$out/$name-ft" "$out/$name-ft-train.txt" "$out/$name-ft-test.txt" -thread "$threads"
         printf '%s\tfasttext\t%s\t%s\t%s\n' "$name" "$rep" "$acc" "$secs" >>"$record"
     done
 done
