@@ -19,6 +19,7 @@
 #include "run/fit.h"
 #include "run/record.h"
 #include "run/rundir.h"
+#include "run/schedule.h"
 #include "run/signals.h"
 #include "run/state.h"
 
@@ -97,6 +98,8 @@ static int trial_options(const Search *s, char value[N_AXES][AUTOTUNE_VALUE_LEN]
     if (options_copy(o, &s->base) != 0) return -1;
     int rc = 0;
     for (int a = 0; a < N_AXES; a++) rc |= set_option(o, AUTOTUNE_AXES[a].name, value[a]);
+    /* --cycle auto as a trial resolves it (its --epochs is drawn, not given), so its recorded command repeats it */
+    if (o->cycle == 0 && !options_given(&s->base, "epochs") && o->patience == 0) o->cycle = SCHEDULE_CYCLE_AUTO;
     /* a width drawn keeps the feed-forward's ratio to it */
     if (o->d_model != s->base.d_model && !options_given(&s->base, "d-ff"))
         o->d_ff = (int)((long)s->base.d_ff * o->d_model / s->base.d_model);

@@ -414,11 +414,12 @@ static void warn_setup(const DistContext *dist, const Corpus *c, const Options *
     if (o->lr == 0.0)
         fprintf(log, "warning: --lr 0 leaves the weights as they start: nothing is learned (AdamW's weight decay is "
                 "scaled by the learning rate too)\n");
-    long total_steps = (long)c->epochs * schedule_steps_per_epoch(c->train.total, o->batch_size);
-    if (o->warmup >= 1.0 && schedule_warmup_steps(o->warmup, total_steps) == total_steps)
-        fprintf(log, "warning: --warmup %.0f steps is the whole run of %ld: the learning rate climbs the whole time, "
+    int cycle = c->cycle < c->epochs ? c->cycle : c->epochs;
+    long cycle_steps = (long)cycle * schedule_steps_per_epoch(c->train.total, o->batch_size);
+    if (o->warmup >= 1.0 && schedule_warmup_steps(o->warmup, cycle_steps) == cycle_steps)
+        fprintf(log, "warning: --warmup %.0f steps is the whole %s of %ld: the learning rate climbs the whole time, "
                 "reaches --lr %g only at the last step and never decays (give fewer steps, or a fraction such as "
-                "0.1)\n", o->warmup, total_steps, o->lr);
+                "0.1)\n", o->warmup, cycle < c->epochs ? "learning-rate cycle" : "run", cycle_steps, o->lr);
     if (o->accum_steps > 1 && o->accum_steps * dist->size > o->batch_size)
         fprintf(log, "warning: --accum-steps %d splits a batch of %d%s into more parts than it has examples: each "
                 "micro-batch holds one example, as with --accum-steps %d\n", o->accum_steps, o->batch_size,
@@ -438,9 +439,12 @@ static void warn_setup(const DistContext *dist, const Corpus *c, const Options *
     else if (swa_given && !c->has_val)
         fprintf(log, "warning: --swa has no effect without a validation set (the average replaces the weights only "
                 "when its validation loss is lower; give --val FILE or --val-split F)\n");
-    else if (swa_given && schedule_swa_start(o->swa, c->epochs) == 0)
+    int first, last;   /* the longest cycle, the last */
+    schedule_cycle(c->epochs, c->cycle, c->epochs, &first, &last);
+    if (!swa_given || !c->has_val || options_pretrain(o) || o->patience > 0) return;
+    if (schedule_swa_start(o->swa, last - first + 1) == 0)
         fprintf(log, "warning: --swa %g of %d epochs averages fewer than 2 of them, so it has no effect (raise --swa "
-                "or --epochs)\n", o->swa, c->epochs);
+                "or %s)\n", o->swa, last - first + 1, first > 1 ? "--cycle" : "--epochs");
 }
 
 /* The sum of each rank's value over the ranks before this one, and over all. */
@@ -617,6 +621,9 @@ int corpus_prepare(Corpus *c, const Options *o, const DistContext *dist, const c
         fprintf(log, "epochs auto: %d, about %d steps of %d examples over %d training examples (at least %d epochs, "
                 "at most %d)\n", c->epochs, SCHEDULE_AUTO_STEPS, o->batch_size, c->train.total, SCHEDULE_AUTO_MIN,
                 SCHEDULE_AUTO_MAX);
+    /* cycles that end on validation: a classifier's default, not a count of epochs the user asked for */
+    int cycles = !options_given(o, "epochs") && c->has_val && !options_pretrain(o) && o->patience == 0;
+    c->cycle = o->cycle > 0 ? o->cycle : cycles ? SCHEDULE_CYCLE_AUTO : c->epochs;
     warn_setup(dist, c, o, log);
     return 0;
 }

@@ -20,6 +20,7 @@ typedef struct {
     TokenizerKind tokenizer;
     int max_len;       /* --max-len, or what auto chose from the training data */
     int epochs;        /* --epochs, or what auto chose from the training data's size */
+    int cycle;         /* --cycle, or what auto chose (SCHEDULE_CYCLE_AUTO, or epochs: one cycle) */
     Vocab vocab;
     LabelSet labels;
     EncodedDataset enc_train, enc_val, enc_test;

@@ -96,8 +96,9 @@ static int allocate_buffers(Trainer *t) {
     t->progress.best_kept = keep_best;
     t->progress.epochs = t->o->epochs;
     /* with --patience the best epoch's weights are the model, as early stopping promises */
-    t->swa_start = t->mlm || !t->corpus.has_val || keep_best ? 0 : schedule_swa_start(t->o->swa, t->o->epochs);
-    if (t->swa_start > 0 || (!t->mlm && t->o->swa > 0.0)) {   /* a resumed state may hold an average */
+    t->swa = !t->mlm && t->corpus.has_val && !keep_best && t->o->swa > 0.0;
+    t->cycles = !t->mlm && t->corpus.has_val && !keep_best && t->o->cycle < t->o->epochs;
+    if (t->swa || (!t->mlm && t->o->swa > 0.0)) {   /* a resumed state may hold an average */
         t->average = malloc(sizeof(float) * t->model->n_params);
         t->live = malloc(sizeof(float) * t->model->n_params);
         if (!t->average || !t->live) return -1;
@@ -156,6 +157,39 @@ static int resume_check_data(Trainer *t, char *err, size_t errlen) {
     return rc == EXIT_OK ? EXIT_OK : fail(err, errlen, rc, "cannot resume %s: %s", t->dir, why);
 }
 
+/* --swa: the first epoch averaged in the cycle holding epoch (past the
+ * run's end, its last cycle), or 0 when none is. */
+static int swa_first(const Trainer *t, int epoch) {
+    if (!t->swa) return 0;
+    int first, last;
+    schedule_cycle(epoch < t->o->epochs ? epoch : t->o->epochs, t->o->cycle, t->o->epochs, &first, &last);
+    int start = schedule_swa_start(t->o->swa, last - first + 1);
+    return start ? first - 1 + start : 0;
+}
+
+/* --cycle: the lowest val loss of the epochs before the second half of
+ * the cycle ending at epoch (those of the whole run so far). */
+static double loss_before_half(const Trainer *t, int epoch, int *half) {
+    int first, last;
+    schedule_cycle(epoch, t->o->cycle, t->o->epochs, &first, &last);
+    *half = first + (last - first + 1) / 2;
+    double lowest = INFINITY;
+    for (int e = 1; e < *half && e <= t->progress.n_history; e++)
+        lowest = fmin(lowest, t->progress.history[e - 1].val_loss);
+    return lowest;
+}
+
+/* 1 when the run ends with epoch: its last, or (t->cycles) the last of a
+ * cycle whose second half did not lower the val loss below all before it:
+ * learning had stopped, and overfitting set in. */
+static int run_ended(const Trainer *t, int epoch) {
+    if (epoch >= t->o->epochs) return 1;
+    int first, last, half;
+    schedule_cycle(epoch, t->o->cycle, t->o->epochs, &first, &last);
+    if (!t->cycles || epoch != last || epoch > t->progress.n_history) return 0;
+    return !(t->progress.history[epoch - 1].val_loss < loss_before_half(t, epoch, &half));
+}
+
 /* With --resume: the state, and with --patience the best weights (the
  * checkpoint holds them). */
 static int resume_state(Trainer *t, char *err, size_t errlen) {
@@ -183,11 +217,15 @@ static int resume_state(Trainer *t, char *err, size_t errlen) {
     /* --epochs changed on resume moves --swa's window: an average that would
      * not run on unbroken into it is dropped, and the window starts afresh */
     TrainProgress *p = &t->progress;
-    if (p->n_averaged > 0 && (t->swa_start == 0 || t->swa_start > p->epochs_done + 1)) {
+    int next = p->epochs_done + 1, swa_start = swa_first(t, next), cycle_first, cycle_last;
+    schedule_cycle(next, t->o->cycle, t->o->epochs, &cycle_first, &cycle_last);
+    /* (a run that has ended keeps its average; a new cycle starts its own) */
+    if (p->n_averaged > 0 &&
+        (!t->swa || (!run_ended(t, p->epochs_done) && cycle_first < next && (swa_start == 0 || swa_start > next)))) {
         int first = p->epochs_done - p->n_averaged + 1;
-        if (!t->o->quiet && t->swa_start)
+        if (!t->o->quiet && swa_start)
             printf("note: --epochs %d moves --swa's window to epochs %d-%d; the average of epochs %d-%d is dropped\n",
-                   t->o->epochs, t->swa_start, t->o->epochs, first, p->epochs_done);
+                   t->o->epochs, swa_start, cycle_last, first, p->epochs_done);
         else if (!t->o->quiet)
             printf("note: this resume averages no epochs (--patience, or --epochs too few for --swa); the average of "
                    "epochs %d-%d is dropped\n", first, p->epochs_done);
@@ -301,12 +339,13 @@ static int prepare(Trainer *t, const char *data_path, int resume, int argc, char
                                    &least, err, errlen)) != EXIT_OK || (rc = saved_model_check_memory(&least, 1, err, errlen)))
         return rc;
     if ((rc = corpus_prepare(&t->corpus, t->o, t->dist, data_path, stdout, err, errlen)) != EXIT_OK) return rc;
-    /* --epochs auto, --precision auto: the run holds and records the choice */
-    int epochs_auto = t->o->epochs == 0;
+    /* --epochs, --cycle and --precision auto: the run holds and records the choice */
+    int epochs_auto = t->o->epochs == 0, cycle_auto = t->o->cycle == 0;
     t->precision_auto = strcmp(t->o->precision, "auto") == 0;
-    if (epochs_auto || t->precision_auto) {
+    if (epochs_auto || cycle_auto || t->precision_auto) {
         t->resolved = *t->o;
         if (epochs_auto) t->resolved.epochs = t->corpus.epochs;
+        if (cycle_auto) t->resolved.cycle = t->corpus.cycle;
         if (t->precision_auto) {   /* rank 0's CPU decides for every rank, so that they agree */
             double bf16 = options_precision(t->o) == PRECISION_BF16;
             dist_share_rank0(t->dist, &bf16, 1);
@@ -317,8 +356,6 @@ static int prepare(Trainer *t, const char *data_path, int resume, int argc, char
     t->n_train = t->corpus.train.total;
     if ((rc = build_model(t, resume, err, errlen)) != EXIT_OK) return rc;
     t->steps_per_epoch = schedule_steps_per_epoch(t->n_train, t->o->batch_size);
-    t->total_steps = (long)t->o->epochs * t->steps_per_epoch;
-    t->warmup_steps = schedule_warmup_steps(t->o->warmup, t->total_steps);
     if (corpus_class_weights(&t->corpus, t->o, t->dist, &t->class_weights) != 0 || allocate_buffers(t) != 0 ||
         corpus_observation(&t->corpus, t->dist, &t->observe, &t->class_stats) != 0)
         return fail(err, errlen, ERR_RUNTIME, "out of memory");
@@ -369,6 +406,10 @@ static void print_intro(const Trainer *t, int resume) {
     if (t->dist->size > 1)
         printf(", each batch split over %d MPI ranks, each holding its share of the data", t->dist->size);
     printf("\n");
+    if (t->cycles)
+        printf("schedule: at most %d epochs, in learning-rate cycles of %d, %d, ... epochs; the next cycle only while "
+               "the val loss still falls in the second half of the last (--cycle)\n", t->o->epochs, t->o->cycle,
+               2 * t->o->cycle);
 }
 
 /* ------------------------------------------------------------ an epoch's end */
@@ -485,7 +526,8 @@ static int finish_epoch(Trainer *t, int epoch, double epoch_seconds, int *stop, 
     const Options *o = t->o;
     TrainProgress *p = &t->progress;
     EpochRecord rec = {.epoch = epoch, .train_loss = p->loss_sum / p->count, .train_acc = p->correct / p->count,
-                       .lr = schedule_lr(o->lr, (long)epoch * t->steps_per_epoch - 1, t->warmup_steps, t->total_steps),
+                       .lr = schedule_cycle_lr(o->lr, o->warmup, (long)epoch * t->steps_per_epoch - 1,
+                                               t->steps_per_epoch, o->cycle, o->epochs),
                        .seconds = epoch_seconds, .tokens_per_s = epoch_seconds > 0 ? p->tokens / epoch_seconds : 0};
     int improved;
     int rc = validate(t, epoch, &rec, &improved, err, errlen);
@@ -502,7 +544,8 @@ static int finish_epoch(Trainer *t, int epoch, double epoch_seconds, int *stop, 
     if (!isfinite(rec.train_loss) || (t->corpus.has_val && !isfinite(rec.val_loss)))
         return fail(err, errlen, ERR_RUNTIME, "the loss is not finite at the end of epoch %d", epoch);
     if (t->best_params && improved) memcpy(t->best_params, t->model->params, sizeof(float) * t->model->n_params);
-    if (t->swa_start > 0 && epoch >= t->swa_start) {   /* --swa: the epoch's end weights join the average */
+    int swa_start = swa_first(t, epoch);
+    if (swa_start > 0 && epoch >= swa_start) {   /* --swa: the epoch's end weights join the average */
         model_average_update(t->model, t->average, t->progress.n_averaged);
         t->progress.n_averaged++;
     }
@@ -612,7 +655,15 @@ static int train_epochs(Trainer *t, char *err, size_t errlen) {
         (t->mlm ? epoch_table_row_mlm : epoch_table_row)(stdout, &p->history[i], t->corpus.has_val, "(recorded)");
     int rc = p->epochs_done || p->step_in_epoch ? EXIT_OK : probes_record(t->probes, t->model, 0, err, errlen);
     if (rc != EXIT_OK) return rc;
-    for (int epoch = p->epochs_done + 1; epoch <= o->epochs; epoch++) {
+    int ended = p->epochs_done > 0 && p->epochs_done < o->epochs && p->step_in_epoch == 0 &&
+                run_ended(t, p->epochs_done);
+    if (ended && !o->quiet)
+        printf("the run ended at epoch %d of at most %d: the cycle ending there no longer lowered the val loss "
+               "(--cycle %d); nothing to train\n", p->epochs_done, o->epochs, o->cycle);
+    for (int epoch = p->epochs_done + 1; epoch <= o->epochs && !ended; epoch++) {
+        int first, last;
+        schedule_cycle(epoch, o->cycle, o->epochs, &first, &last);
+        if (epoch == first) p->n_averaged = 0;   /* each cycle averages its own epochs */
         double start = now_seconds() - p->seconds;
         rc = run_epoch(t, epoch, err, errlen);
         if (rc != EXIT_OK) return rc;
@@ -622,6 +673,18 @@ static int train_epochs(Trainer *t, char *err, size_t errlen) {
             printf("early stopping: val loss has not improved for %d epoch%s; restored the weights of epoch %d\n",
                    o->patience, o->patience == 1 ? "" : "s", p->best_epoch);
             break;
+        }
+        if (t->cycles && epoch == last && epoch < o->epochs) {   /* --cycle: train another? */
+            int half;
+            double before = loss_before_half(t, epoch, &half);
+            ended = run_ended(t, epoch);
+            if (!o->quiet && half > 1)
+                printf("cycle of epochs %d-%d: val loss %.4f at its end, %s the lowest of epochs 1-%d (%.4f): %s\n",
+                       first, last, p->history[epoch - 1].val_loss, ended ? "not below" : "below", half - 1, before,
+                       ended ? "the run ends here" : "another cycle follows");
+            else if (!o->quiet)
+                printf("cycle of epoch 1: no epoch before its second half to compare with; another cycle follows\n");
+            if (ended) break;
         }
         int sig = agreed_stop(t);
         if (sig) return interrupted(t, sig, epoch, t->steps_per_epoch, err, errlen);

@@ -15,9 +15,14 @@
 const OptionSpec OPTION_TABLE[] = {
     /* name, kind, field, default, min, max, choices, help, recorded */
     {"epochs", OPT_INT, OFF(epochs), "30", 1, 1e6, "auto",
-     "training epochs (the total when resuming); auto: about 1200 steps' worth, at least 2 and at most 40, "
+     "training epochs (the total when resuming; without this option, the most: see --cycle); auto: about 1200 steps' worth, at least 2 and at most 40, "
      "faster on large sets but short of 30 epochs' accuracy on some (docs/USAGE.md; run.json records the number "
      "chosen)", 1},
+    {"cycle", OPT_INT, OFF(cycle), "auto", 1, 1e6, NULL,
+     "epochs in the first learning-rate cycle (warmup, then cosine decay to 0), each later one twice as long, cut at "
+     "--epochs; after a cycle the run trains the next only when the val loss at its end is below all before the "
+     "cycle's second half (docs/DESIGN.md, 4.6). auto: 10 when --epochs is not given (classifying, with a "
+     "validation set, no --patience), else --epochs: one cycle (run.json records the number)", 1},
     {"batch-size", OPT_INT, OFF(batch_size), "32", 1, 65536, NULL, "examples per step", 1},
     {"accum-steps", OPT_INT, OFF(accum_steps), "1", 1, 65536, NULL,
      "gradient accumulation: a step's examples go through in micro-batches of batch-size / (this x MPI ranks), "
@@ -428,6 +433,7 @@ int options_from_json(Options *o, const JsonValue *object, char *err, size_t err
     o->bpe_dropout = 0.0;
     o->swa = 0.0;
     o->group_by_length = 0;
+    o->cycle = -1;   /* and before --cycle, in one cycle (set below, once --epochs is read) */
     int rc = options_set(o, options_find("precision"), "fp32", err, errlen);   /* and before --precision, in float32 */
     if (rc != EXIT_OK) return rc;
     for (int i = 0; i < object->count; i++) {
@@ -455,6 +461,7 @@ int options_from_json(Options *o, const JsonValue *object, char *err, size_t err
         rc = options_set(o, s, value, err, errlen);
         if (rc != EXIT_OK) return rc;
     }
+    if (o->cycle < 0) o->cycle = o->epochs > 0 ? o->epochs : 1000000;
     return EXIT_OK;
 }
 

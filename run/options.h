@@ -29,6 +29,7 @@ typedef struct {
     int epochs, batch_size, patience, threads, stop_after;
     int accum_steps;    /* micro-batches a rank's share of a batch goes through before one step */
     double lr, weight_decay, warmup, clip;
+    int cycle;          /* --cycle: epochs in a learning-rate cycle; 0 (auto) until the run resolves it */
     double swa;         /* the fraction of the epochs, the last ones, whose end weights are averaged */
     int group_by_length;   /* batches of similar lengths (run/schedule.h) */
     long long seed;

@@ -81,6 +81,9 @@ int resume_run(const DistContext *dist, const Options *given, int argc, char **a
         options_format(given, s, value, sizeof value);
         options_set(&info.options, s, value, why, sizeof why);
     }
+    /* a run of one cycle stays one: more --epochs stretch its schedule, as before --cycle */
+    if (info.options.cycle >= started_epochs && info.options.epochs > info.options.cycle)
+        info.options.cycle = info.options.epochs;
     if (info.options.epochs != started_epochs && !info.options.quiet)
         printf("note: --epochs %d, started with %d: the learning-rate schedule changes from where the run "
                "resumes, so `./train reproduce` (a new run with --epochs %d) will not match it\n", info.options.epochs,

@@ -32,6 +32,23 @@ long schedule_warmup_steps(double warmup, long total_steps) {
     return w > total_steps ? total_steps : w;
 }
 
+void schedule_cycle(int epoch, int cycle, int epochs, int *first, int *last) {
+    long start = 1, length = cycle > 0 ? cycle : epochs;
+    while (start + length <= epoch) {   /* each cycle twice the one before */
+        start += length;
+        length *= 2;
+    }
+    *first = (int)start;
+    *last = start + length - 1 < epochs ? (int)(start + length - 1) : epochs;
+}
+
+double schedule_cycle_lr(double lr, double warmup, long step, int steps_per_epoch, int cycle, int epochs) {
+    int first, last;
+    schedule_cycle((int)(step / steps_per_epoch) + 1, cycle, epochs, &first, &last);
+    long start = (long)(first - 1) * steps_per_epoch, steps = (long)(last - first + 1) * steps_per_epoch;
+    return schedule_lr(lr, step - start, schedule_warmup_steps(warmup, steps), steps);
+}
+
 int schedule_swa_start(double fraction, int epochs) {
     long averaged = lround(fraction * epochs);
     return averaged >= 2 ? epochs - (int)averaged + 1 : 0;

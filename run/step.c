@@ -40,7 +40,8 @@ int train_step(Trainer *t, int epoch, int s, char *err, size_t errlen) {
     if (t->dist->size > 1) sum_over_ranks(t, stats, weight);   /* MPI: every rank gets the whole batch's gradient */
     if (!isfinite(stats[0]) || !isfinite(model_clip_grads(m, o->clip)))   /* clip: the global norm to --clip */
         return not_finite(t, epoch, s, step, err, errlen);
-    model_adamw_step(m, (float)schedule_lr(o->lr, step, t->warmup_steps, t->total_steps), (float)o->weight_decay);
+    float lr = (float)schedule_cycle_lr(o->lr, o->warmup, step, t->steps_per_epoch, o->cycle, o->epochs);
+    model_adamw_step(m, lr, (float)o->weight_decay);
     add_to_progress(&t->progress, stats);
     return EXIT_OK;
 }

@@ -27,7 +27,9 @@ typedef struct {
     Model *model;
     float *class_weights;     /* (C) or NULL */
     float *best_params;       /* (n_params) with --patience: the best epoch's weights */
-    int swa_start;            /* --swa (classifying, with a val set, no --patience): the first epoch averaged, or 0 */
+    int swa;                  /* 1: --swa averages (classifying, with a val set, no --patience) */
+    int cycles;               /* 1: a cycle's end may end the run (--cycle shorter than --epochs; classifying, with
+                               * a val set, no --patience) */
     float *average;           /* (n_params) with --swa: the mean of the averaged epochs' end weights */
     float *live;              /* (n_params) with --swa: the run's weights while the average is evaluated */
     int average_kept;         /* 1: the average validated better and is the model */
@@ -35,7 +37,6 @@ typedef struct {
     double average_val_loss;  /* --swa: the average's validation loss */
     TrainProgress progress;
     int steps_per_epoch;
-    long total_steps, warmup_steps;
     int n_train;              /* training examples over all ranks (MPI: each holds a share) */
     int *order;               /* (n_train) this epoch's order of the global example indices */
     int *lengths;             /* (n_train) with --group-by-length: every training example's length, all ranks' */

@@ -74,7 +74,7 @@ run_defaults() {  # dataset
     local opts
     # run.json keeps numbers bare and strings quoted: "epochs": 30, "max-len": "auto"
     opts=$(awk -F'"' '$2 == "tokenizer" || $2 == "max-len" || $2 == "epochs" || $2 == "d-model" || $2 == "weight-decay" ||
-               $2 == "bpe-dropout" || $2 == "swa" {
+               $2 == "bpe-dropout" || $2 == "swa" || $2 == "cycle" {
                v = $3; sub(/^: */, "", v); sub(/,? *$/, "", v); if (v == "") v = $4
                printf "%s%s %s", sep, $2, v; sep = ", " }' \
         "$out/$1-defaults/run.json" 2>/dev/null)

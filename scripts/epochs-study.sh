@@ -1,17 +1,18 @@
 #!/usr/bin/env bash
-# epochs-study.sh: the defaults at 30 epochs against fewer, and fastText's default time, on the real sets (issue 41).
+# epochs-study.sh: the defaults against a fixed number of epochs, and fastText's default time, on the real sets (issue 41).
 #
 #   bash scripts/epochs-study.sh RECORD [SET...]      runs, appending to RECORD (a TSV), then prints the table
 #   bash scripts/epochs-study.sh --table RECORD       the table alone, from a record made before
 #
 # For each set (default: the eight of data/README.md), each number of
-# epochs in EPOCHS (default "30 10") and each seed in SEEDS (default
-# "1 2 3"): ./train TRAIN --test TEST --epochs E --seed S --threads THREADS
-# --quiet (no other option), its test accuracy from report.txt and its
-# whole-process wall seconds; then fastText's default (`fasttext supervised`
-# with no option but -thread), three times, its P@1 and seconds (training
-# and testing). The record's lines: set, run (epochs or "fasttext"), seed or
-# repetition, accuracy, seconds. The table: each set's mean and max - min
+# epochs in EPOCHS (default "30 10"; "default" gives no --epochs) and each
+# seed in SEEDS (default "1 2 3"): ./train TRAIN --test TEST --epochs E
+# --seed S --threads THREADS --quiet (no other option), its test accuracy
+# from report.txt and its whole-process wall seconds; then fastText's
+# default (`fasttext supervised` with no option but -thread), three times,
+# its P@1 and seconds (training and testing). The record's lines: set, run
+# (epochs, "default" or "fasttext"), seed or repetition, accuracy, seconds,
+# and for ./train the epochs it ran (older records lack it). The table: each set's mean and max - min
 # over the seeds and mean seconds per number of epochs, fastText's default
 # accuracy (mean: with two threads it moves a little between runs) and
 # median seconds, and each mean time over that median.
@@ -30,7 +31,7 @@ table() {  # record
           if (!($2 in eseen)) { eseen[$2] = 1; ep[++ne] = $2 } }
         END {
             head = "| set |"; rule = "|---|"
-            for (e = 1; e <= ne; e++) { head = head " " ep[e] " epochs: mean ± (max - min) | seeds | s |"; rule = rule "---|---|---|" }
+            for (e = 1; e <= ne; e++) { head = head " " ep[e] (ep[e] ~ /^[0-9]+$/ ? " epochs" : "") ": mean ± (max - min) | seeds | s |"; rule = rule "---|---|---|" }
             print head " fastText default (mean) | its s (median) |" (ne >= 2 ? " " ep[2] " - " ep[1] " |" : "") \
                   " ratios to fastText s |"
             print rule "---|---|" (ne >= 2 ? "---|" : "") "---|"
@@ -81,9 +82,12 @@ for name in "${sets[@]}"; do
         for seed in ${SEEDS:-1 2 3}; do
             run=$out/$name-e$epochs-s$seed
             rm -rf "$run"
-            train_timed epochs-study "$run" "data/$name/train.tsv" --test "data/$name/test.tsv" --epochs "$epochs" \
+            given=(--epochs "$epochs")
+            [ "$epochs" != default ] || given=()
+            train_timed epochs-study "$run" "data/$name/train.tsv" --test "data/$name/test.tsv" "${given[@]}" \
                 --seed "$seed" --threads "$threads" --quiet
-            printf '%s\t%s\t%s\t%s\t%s\n' "$name" "$epochs" "$seed" "$acc" "$secs" >>"$record"
+            printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$name" "$epochs" "$seed" "$acc" "$secs" \
+                "$(($(wc -l <"$run/metrics.csv") - 1))" >>"$record"
         done
     done
     to_fasttext "data/$name/train.tsv" >"$out/$name-ft-train.txt"

@@ -148,7 +148,41 @@ static void test_swa_start(void) {
     CHECK(schedule_swa_start(0.0, 30) == 0, "0: off, got %d", schedule_swa_start(0.0, 30));
 }
 
+/* --cycle: the cycles' bounds (each twice the one before), and each cycle's
+ * own warmup and decay, worked by hand. */
+static void test_cycles(void) {
+    static const struct { int epoch, cycle, epochs, first, last; } cases[] = {
+        {1, 10, 30, 1, 10}, {10, 10, 30, 1, 10}, {11, 10, 30, 11, 30}, {30, 10, 30, 11, 30},
+        {31, 10, 100, 31, 70}, {71, 10, 100, 71, 100},   /* 10, 20, 40, then what is left of 160 */
+        {21, 10, 25, 11, 25},                            /* the last cycle cut at --epochs */
+        {3, 1, 7, 2, 3}, {4, 1, 7, 4, 7},                /* 1, 2, 4 */
+        {7, 30, 30, 1, 30}, {7, 99, 30, 1, 30}, {7, 0, 30, 1, 30},   /* one cycle */
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        int first, last;
+        schedule_cycle(cases[i].epoch, cases[i].cycle, cases[i].epochs, &first, &last);
+        CHECK(first == cases[i].first && last == cases[i].last, "epoch %d, --cycle %d of %d: epochs %d-%d, got %d-%d",
+              cases[i].epoch, cases[i].cycle, cases[i].epochs, cases[i].first, cases[i].last, first, last);
+    }
+    const double lr = 0.002;
+    /* 3 epochs of 4 steps, --cycle 1, --warmup 0.25: epoch 1 is 4 steps with 1 of warmup, epochs 2-3 are 8 with 2 */
+    CHECK(near(schedule_cycle_lr(lr, 0.25, 0, 4, 1, 3), lr), "the first step: the one warmup step reaches the peak");
+    CHECK(near(schedule_cycle_lr(lr, 0.25, 1, 4, 1, 3), lr), "the decay begins at the peak");
+    CHECK(near(schedule_cycle_lr(lr, 0.25, 2, 4, 1, 3), 0.75 * lr), "1/3 of the decay: 0.5 (1 + cos(pi/3))");
+    CHECK(near(schedule_cycle_lr(lr, 0.25, 3, 4, 1, 3), 0.25 * lr), "2/3 of it, the first cycle's end");
+    CHECK(near(schedule_cycle_lr(lr, 0.25, 4, 4, 1, 3), lr / 2), "the second cycle starts again: 1 of 2 warmup steps");
+    CHECK(near(schedule_cycle_lr(lr, 0.25, 5, 4, 1, 3), lr), "then the peak");
+    /* step 11: progress 5/6 of the second cycle's decay, 0.5 * (1 + cos(5pi/6)) = 0.5 * (1 - 0.8660254037844386) */
+    CHECK(near(schedule_cycle_lr(lr, 0.25, 11, 4, 1, 3), lr * 0.5 * (1 - 0.8660254037844386)), "the run's last step");
+    /* one cycle is the plain schedule, to the bit */
+    int same = 1;
+    for (long s = 0; s < 12 * 7; s++)
+        same &= schedule_cycle_lr(lr, 0.1, s, 7, 12, 12) == schedule_lr(lr, s, schedule_warmup_steps(0.1, 84), 84);
+    CHECK(same, "--cycle equal to --epochs gives schedule_lr's rates exactly");
+}
+
 int main(void) {
+    test_cycles();
     test_swa_start();
     test_warmup_steps();
     test_lr();

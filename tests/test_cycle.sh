@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# test_cycle.sh: --cycle, the learning-rate cycles whose ends decide on
+# validation. A run of --epochs E in cycles (C epochs, then each twice the
+# one before) trains another cycle only when the val loss at a cycle's end
+# is below every val loss before that cycle's second half. Checked on planted runs: one that cannot learn
+# (--lr 0: the val loss never moves, so it ends after its first cycle), one
+# that keeps learning (its val loss falls to the end), the learning rate
+# starting again at each cycle, --cycle auto's choice in run.json, and the
+# cycles under --resume (the same bytes as an unbroken run; one cycle
+# stretched when --epochs is raised). The rates
+# themselves are worked by hand in test_schedule.c.
+source "$(dirname "$0")/lib.sh"
+TRAIN=${TRAIN:-./train}
+TINY=(--d-model 16 --heads 2 --d-ff 32 --layers 1 --batch-size 16 --threads 1 --quiet)
+head -n 601 data/before/train.tsv > "$tmp/data.tsv"
+head -n 1201 data/before/train.tsv > "$tmp/more.tsv"
+
+epochs_in() { echo $(($(wc -l < "$1/metrics.csv") - 1)); }
+recorded() { awk -F'"' -v k="$2" '$2 == k { sub(/^[^:]*: */, ""); sub(/,$/, ""); print; exit }' "$1/run.json"; }
+metrics_numbers() { awk -F, '{ NF -= 2; print }' OFS=, "$1"; }   # without the time columns
+# the decision the rule makes at the end of the cycle of epochs F-L, from metrics.csv's val losses
+rule_says() {  # run, first epoch F, last epoch L
+    awk -F, -v f="$2" -v e="$3" 'NR > 1 { v[$1] = $4 }
+        END { half = f + int((e - f + 1) / 2); low = ""
+              for (k = 1; k < half; k++) if (low == "" || v[k] < low) low = v[k]
+              print (v[e] < low) ? "continue" : "end" }' "$1/metrics.csv"
+}
+
+# --lr 0: the weights never change, the val loss is the same at every epoch,
+# so the first cycle's end is not below the epochs before its second half
+"$TRAIN" "$tmp/data.tsv" --out "$tmp/still" "${TINY[@]}" --lr 0 --cycle 2 --epochs 6 > "$tmp/still.log" 2>&1 ||
+    fail "the --lr 0 run failed: $(tail -n 3 "$tmp/still.log")"
+[ "$(epochs_in "$tmp/still")" = 2 ] && [ "$(rule_says "$tmp/still" 1 2)" = end ] &&
+    pass "--lr 0, --cycle 2 --epochs 6: the val loss never falls, so the run ends after its first cycle (2 epochs)" ||
+    fail "--lr 0, --cycle 2 --epochs 6: expected 2 epochs, got $(epochs_in "$tmp/still")"
+"$TRAIN" --resume "$tmp/still" > "$tmp/still-again.log" 2>&1 &&
+    grep -q "the run ended at epoch 2 of at most 6" "$tmp/still-again.log" && [ "$(epochs_in "$tmp/still")" = 2 ] &&
+    pass "--resume of a run its cycle ended says so and trains nothing" ||
+    fail "--resume of a run its cycle ended: $(tail -n 2 "$tmp/still-again.log")"
+
+# A run that keeps learning: its val loss at each cycle's end is below all
+# before that cycle's second half, so every cycle runs (the rule is read
+# off metrics.csv, independently of the run's own decision)
+# cycles of epochs 1-2, 3-6 and 7-14
+LEARN=(--cycle 2 --epochs 14)
+"$TRAIN" "$tmp/more.tsv" --out "$tmp/learn" "${TINY[@]}" "${LEARN[@]}" > /dev/null 2>&1 || fail "the learning run failed"
+if [ "$(rule_says "$tmp/learn" 1 2)" = continue ] && [ "$(rule_says "$tmp/learn" 3 6)" = continue ]; then
+    [ "$(epochs_in "$tmp/learn")" = 14 ] && pass "a run still learning at its cycles' ends runs all 3 cycles (2, 4 and 8 epochs)" ||
+        fail "the val losses say continue at epochs 2 and 6, yet the run has $(epochs_in "$tmp/learn") epochs"
+else
+    fail "the learning run was picked to continue at epochs 2 and 6, and does not (pick another if training changed)"
+fi
+# the rate starts again at each cycle: metrics.csv's lr (at each epoch's last step) climbs at epochs 3 and 7
+awk -F, 'NR > 1 { lr[$1] = $7 } END { exit !(lr[3] > lr[2] && lr[7] > lr[6] && lr[6] < lr[5] && lr[14] < lr[13]) }' \
+    "$tmp/learn/metrics.csv" && pass "the learning rate decays within each cycle and starts again at epochs 3 and 7" ||
+    fail "metrics.csv's lr column does not show three cycles: $(cut -d, -f7 "$tmp/learn/metrics.csv" | tr '\n' ' ')"
+# --swa averages within the last cycle: half of epochs 7-14
+grep -q "^swa: the mean of the weights at the ends of epochs 11-14" "$tmp/learn/report.txt" &&
+    pass "--swa averages the last cycle's epochs (11-14), not the run's" ||
+    fail "--swa in cycles: $(grep '^swa:' "$tmp/learn/report.txt")"
+
+# resumed at a cycle's end, inside a cycle and inside the last one's average: the same bytes as unbroken
+for at in 2 4 12; do
+    dir=$tmp/learn-$at
+    "$TRAIN" "$tmp/more.tsv" --out "$dir" "${TINY[@]}" "${LEARN[@]}" --stop-after "$at" > /dev/null 2>&1 &&
+        "$TRAIN" --resume "$dir" --quiet > /dev/null 2>&1 || fail "stop after $at and resume: a run failed"
+    cmp -s "$dir/model.safetensors" "$tmp/learn/model.safetensors" &&
+        cmp -s <(metrics_numbers "$dir/metrics.csv") <(metrics_numbers "$tmp/learn/metrics.csv") &&
+        pass "stopped after epoch $at and resumed: model.safetensors and metrics.csv as the unbroken run's" ||
+        fail "stopped after epoch $at and resumed: the run differs from the unbroken one"
+done
+
+# --cycle auto: 10 when --epochs is not given (and a validation set, no
+# --patience), else --epochs; run.json records the number
+"$TRAIN" "$tmp/data.tsv" --out "$tmp/auto" "${TINY[@]}" --stop-after 1 > /dev/null 2>&1
+"$TRAIN" "$tmp/data.tsv" --out "$tmp/given" "${TINY[@]}" --epochs 7 --stop-after 1 > /dev/null 2>&1
+"$TRAIN" "$tmp/data.tsv" --out "$tmp/noval" "${TINY[@]}" --val-split 0 --stop-after 1 > /dev/null 2>&1
+"$TRAIN" "$tmp/data.tsv" --out "$tmp/patient" "${TINY[@]}" --patience 3 --stop-after 1 > /dev/null 2>&1
+got="$(recorded "$tmp/auto" cycle) $(recorded "$tmp/given" cycle) $(recorded "$tmp/noval" cycle) $(recorded "$tmp/patient" cycle)"
+[ "$got" = "10 7 30 30" ] &&
+    pass "--cycle auto records 10 by default, and one cycle (--epochs) with --epochs 7, without validation, with --patience" ||
+    fail "--cycle auto recorded '$got', expected '10 7 30 30'"
+
+# one cycle stays one on --resume: raising --epochs stretches its schedule (the cycle recorded is --epochs)
+"$TRAIN" "$tmp/data.tsv" --out "$tmp/stretch" "${TINY[@]}" --epochs 2 > /dev/null 2>&1
+"$TRAIN" --resume "$tmp/stretch" --epochs 4 --quiet > /dev/null 2>&1
+"$TRAIN" "$tmp/data.tsv" --out "$tmp/four" "${TINY[@]}" --epochs 4 > /dev/null 2>&1
+[ "$(sed -n '4,5p' "$tmp/stretch/metrics.csv" | cut -d, -f7)" = "$(sed -n '4,5p' "$tmp/four/metrics.csv" | cut -d, -f7)" ] &&
+    pass "--epochs 2 resumed with --epochs 4: epochs 3-4 have a 4-epoch schedule's rates (one cycle, stretched; no restart)" ||
+    fail "--epochs 2 resumed with --epochs 4: lr $(cut -d, -f7 "$tmp/stretch/metrics.csv" | tr '\n' ' '), a 4-epoch run's $(cut -d, -f7 "$tmp/four/metrics.csv" | tr '\n' ' ')"
+
+finish test_cycle
