@@ -70,6 +70,24 @@ for at in 2 4 12; do
         fail "stopped after epoch $at and resumed: the run differs from the unbroken one"
 done
 
+# MPI: every rank makes the same decisions (the val losses are rank 0's,
+# shared), so 2 ranks train the cycles of one process, within float rounding
+if command -v mpirun >/dev/null 2>&1 && "$TRAIN" --version | grep -qx 'mpi: yes'; then
+    "$TRAIN" "$tmp/more.tsv" --out "$tmp/solo" "${TINY[@]}" "${LEARN[@]}" --precision fp32 > /dev/null 2>&1
+    mpirun --allow-run-as-root --oversubscribe -np 2 "$TRAIN" "$tmp/more.tsv" --out "$tmp/ranks" "${TINY[@]}" \
+        "${LEARN[@]}" --precision fp32 > /dev/null 2>&1
+    worst=$(paste -d, "$tmp/solo/metrics.csv" "$tmp/ranks/metrics.csv" 2>/dev/null | awk -F, 'NR > 1 {
+        for (c = 2; c <= 4; c += 2) { a = $c; b = $(c + 9); d = a > b ? a - b : b - a; if (d / a > w) w = d / a } }
+        END { printf "%.3g", w + 0 }')
+    [ "$(epochs_in "$tmp/ranks")" = 14 ] && [ "$(epochs_in "$tmp/solo")" = 14 ] &&
+        [ "$(cut -d, -f7 "$tmp/solo/metrics.csv")" = "$(cut -d, -f7 "$tmp/ranks/metrics.csv")" ] &&
+        awk -v w="$worst" 'BEGIN { exit !(w <= 1e-5) }' &&
+        pass "2 MPI ranks run the same 3 cycles as one process (rates equal, losses within $worst relative)" ||
+        fail "2 MPI ranks against one process: $(epochs_in "$tmp/ranks") and $(epochs_in "$tmp/solo") epochs, losses within $worst"
+else
+    skip "MPI: mpirun or an MPI build of ./train is not here"
+fi
+
 # --cycle auto: 10 when --epochs is not given (and a validation set, no
 # --patience), else --epochs; run.json records the number
 "$TRAIN" "$tmp/data.tsv" --out "$tmp/auto" "${TINY[@]}" --stop-after 1 > /dev/null 2>&1
