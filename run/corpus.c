@@ -439,12 +439,20 @@ static void warn_setup(const DistContext *dist, const Corpus *c, const Options *
     else if (swa_given && !c->has_val)
         fprintf(log, "warning: --swa has no effect without a validation set (the average replaces the weights only "
                 "when its validation loss is lower; give --val FILE or --val-split F)\n");
-    int first, last;   /* the longest cycle, the last */
-    schedule_cycle(c->epochs, c->cycle, c->epochs, &first, &last);
     if (!swa_given || !c->has_val || options_pretrain(o) || o->patience > 0) return;
-    if (schedule_swa_start(o->swa, last - first + 1) == 0)
+    int first, last, averaging = 0, first_averages = 0;   /* does each cycle average 2 epochs or more? */
+    for (int e = 1; e <= c->epochs; e = last + 1) {
+        schedule_cycle(e, c->cycle, c->epochs, &first, &last);
+        int averages = schedule_swa_start(o->swa, last - first + 1) > 0;
+        averaging += averages;
+        if (first == 1) first_averages = averages;
+    }
+    if (!averaging)
         fprintf(log, "warning: --swa %g of %d epochs averages fewer than 2 of them, so it has no effect (raise --swa "
-                "or %s)\n", o->swa, last - first + 1, first > 1 ? "--cycle" : "--epochs");
+                "or %s)\n", o->swa, cycle, cycle < c->epochs ? "--cycle" : "--epochs");
+    else if (!first_averages)
+        fprintf(log, "warning: --swa %g of the first cycle's %d epochs averages fewer than 2 of them: a run that ends "
+                "after that cycle is not averaged (raise --swa or --cycle)\n", o->swa, cycle);
 }
 
 /* The sum of each rank's value over the ranks before this one, and over all. */

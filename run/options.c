@@ -20,8 +20,8 @@ const OptionSpec OPTION_TABLE[] = {
      "chosen)", 1},
     {"cycle", OPT_INT, OFF(cycle), "auto", 1, 1e6, NULL,
      "epochs in the first learning-rate cycle (warmup, then cosine decay to 0), each later one twice as long, cut at "
-     "--epochs; after a cycle the run trains the next only when the val loss at its end is below all before the "
-     "cycle's second half (docs/DESIGN.md, 4.6). auto: 10 when --epochs is not given (classifying, with a "
+     "--epochs; classifying with a validation set and no --patience, after a cycle the run trains the next only "
+     "when the val loss at its end is below all before the cycle's second half (docs/DESIGN.md, 4.6). auto: 10 when --epochs is not given (classifying, with a "
      "validation set, no --patience), else --epochs: one cycle (run.json records the number)", 1},
     {"batch-size", OPT_INT, OFF(batch_size), "32", 1, 65536, NULL, "examples per step", 1},
     {"accum-steps", OPT_INT, OFF(accum_steps), "1", 1, 65536, NULL,
@@ -31,7 +31,7 @@ const OptionSpec OPTION_TABLE[] = {
     {"weight-decay", OPT_DOUBLE, OFF(weight_decay), "0.1", 0, 10, NULL,
      "decoupled weight decay on matrices and embeddings", 1},
     {"warmup", OPT_DOUBLE, OFF(warmup), "0.1", 0, 1e9, NULL,
-     "warmup: below 1 a fraction of all steps, else a step count; then cosine decay", 1},
+     "warmup: below 1 a fraction of all steps (of each cycle's, see --cycle), else a step count; then cosine decay", 1},
     {"clip", OPT_DOUBLE, OFF(clip), "1.0", 0, 1e9, NULL, "clip the global gradient norm (0: off)", 1},
     {"d-model", OPT_INT, OFF(d_model), "64", 1, 1 << 20, NULL, "model width", 1},
     {"heads", OPT_INT, OFF(heads), "4", 1, 1 << 20, NULL, "attention heads (must divide --d-model)", 1},
@@ -58,7 +58,7 @@ const OptionSpec OPTION_TABLE[] = {
      "bpe: while training, split each merged subword of a batch back into its two parts with this probability "
      "(subword regularisation; 0: off)", 1},
     {"swa", OPT_DOUBLE, OFF(swa), "0.5", 0, 1, NULL,
-     "stochastic weight averaging: the weights at the ends of the last epochs, this fraction of them, are "
+     "stochastic weight averaging: the weights at the ends of the last epochs (of each cycle, see --cycle), this fraction of them, are "
      "averaged; the mean becomes the model when its validation loss is lower (0: off; not with --patience)", 1},
     {"group-by-length", OPT_FLAG, OFF(group_by_length), "1", 0, 0, NULL,
      "training batches of texts of similar lengths, so less padding is computed: each epoch's shuffled order is "

@@ -59,8 +59,27 @@ grep -q "^swa: the mean of the weights at the ends of epochs 11-14" "$tmp/learn/
     pass "--swa averages the last cycle's epochs (11-14), not the run's" ||
     fail "--swa in cycles: $(grep '^swa:' "$tmp/learn/report.txt")"
 
+# The rule compares with every epoch before the cycle's second half, earlier
+# cycles' too: at epoch 6 of this run the loss is below epochs 1-4's lowest
+# but not below epoch 5's, so the run goes on (a rule reading the cycle's
+# own epochs 3-5 would end it)
+KEEP=(--cycle 2 --epochs 14 --lr 0.01)
+"$TRAIN" "$tmp/more.tsv" --out "$tmp/past" "${TINY[@]}" "${KEEP[@]}" > /dev/null 2>&1 || fail "the --lr 0.01 run failed"
+cycle_own=$(awk -F, 'NR > 1 { v[$1] = $4 } END { low = v[3]; for (k = 4; k <= 5; k++) if (v[k] < low) low = v[k]
+                                               print (v[6] < low) ? "continue" : "end" }' "$tmp/past/metrics.csv")
+[ "$(rule_says "$tmp/past" 3 6)" = continue ] && [ "$cycle_own" = end ] && [ "$(epochs_in "$tmp/past")" = 14 ] &&
+    pass "epoch 6 is below epochs 1-4 but not epoch 5: the run goes on, as the rule says, to all 14 epochs" ||
+    fail "the --lr 0.01 run: the rule says $(rule_says "$tmp/past" 3 6), its own cycle says $cycle_own (picked to differ), epochs $(epochs_in "$tmp/past")"
+
+# the default: a first cycle of 10, and the rate climbing again at epoch 11 when the run goes on
+"$TRAIN" "$tmp/more.tsv" --out "$tmp/default" "${TINY[@]}" --stop-after 11 > /dev/null 2>&1
+[ "$(rule_says "$tmp/default" 1 10)" = continue ] && [ "$(epochs_in "$tmp/default")" = 11 ] &&
+    awk -F, 'NR > 1 { lr[$1] = $7 } END { exit !(lr[11] > lr[10] && lr[10] < lr[9]) }' "$tmp/default/metrics.csv" &&
+    pass "the defaults: 10 epochs, then (the val loss still falling) a second cycle whose rate climbs at epoch 11" ||
+    fail "the defaults: expected a second cycle from epoch 11: lr $(cut -d, -f7 "$tmp/default/metrics.csv" | tr '\n' ' ')"
+
 # resumed at a cycle's end, inside a cycle and inside the last one's average: the same bytes as unbroken
-for at in 2 4 12; do
+for at in 2 4 6 12; do
     dir=$tmp/learn-$at
     "$TRAIN" "$tmp/more.tsv" --out "$dir" "${TINY[@]}" "${LEARN[@]}" --stop-after "$at" > /dev/null 2>&1 &&
         "$TRAIN" --resume "$dir" --quiet > /dev/null 2>&1 || fail "stop after $at and resume: a run failed"
