@@ -104,7 +104,7 @@ if command -v mpirun >/dev/null 2>&1 && "$TRAIN" --version | grep -qx 'mpi: yes'
         pass "2 MPI ranks run the same 3 cycles as one process (rates equal, losses within $worst relative)" ||
         fail "2 MPI ranks against one process: $(epochs_in "$tmp/ranks") and $(epochs_in "$tmp/solo") epochs, losses within $worst"
 else
-    skip "MPI: mpirun or an MPI build of ./train is not here"
+    skip "MPI: mpirun or an MPI build of ./train is not here (apt-get install -y libopenmpi-dev openmpi-bin, then make clean && make)"
 fi
 
 # --cycle auto: 10 when --epochs is not given (and a validation set, no
