@@ -111,6 +111,29 @@ int jsonbuf_puts(JsonBuf *b, const char *s)
     return jsonbuf_append(b, s, strlen(s));
 }
 
+int jsonbuf_fixed4(JsonBuf *b, float x)
+{
+    /* x * 10^4 is exact in double (24 + 14 bits), and nearbyint rounds it
+     * half to even as printf rounds the exact value: the same digits */
+    double scaled = (double)x * 10000.0;
+    if (!(fabs(scaled) < 1e15) || signbit(x)) {   /* NaN, infinities and signs: printf's own way */
+        char v[64];
+        int n = snprintf(v, sizeof v, "%.4f", (double)x);
+        while (n > 1 && strchr(v, '.') && v[n - 1] == '0') v[--n] = '\0';
+        if (v[n - 1] == '.') v[--n] = '\0';
+        return jsonbuf_append(b, v, (size_t)n);
+    }
+    unsigned long long units = (unsigned long long)nearbyint(scaled), whole = units / 10000;
+    unsigned frac = (unsigned)(units % 10000);
+    char v[32], *end = v + sizeof v, *p = end;
+    int digits = 4;
+    while (digits > 0 && frac % 10 == 0) frac /= 10, digits--;   /* trailing zeros dropped */
+    for (int i = 0; i < digits; i++, frac /= 10) *--p = (char)('0' + frac % 10);
+    if (digits > 0) *--p = '.';
+    do *--p = (char)('0' + whole % 10); while ((whole /= 10) > 0);
+    return jsonbuf_append(b, p, (size_t)(end - p));
+}
+
 int jsonbuf_printf(JsonBuf *b, const char *fmt, ...)
 {
     va_list ap, ap2;

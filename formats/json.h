@@ -34,6 +34,10 @@ typedef struct { char *data; size_t len, cap; } JsonBuf;
 int jsonbuf_append(JsonBuf *b, const char *s, size_t n);
 int jsonbuf_puts(JsonBuf *b, const char *s);
 int jsonbuf_printf(JsonBuf *b, const char *fmt, ...);
+/* x as printf's "%.4f" writes it with trailing zeros (and a trailing '.')
+ * dropped: 0.25 as 0.25, 1.0 as 1; the compact numbers of the probe
+ * record, written without a printf call per number. */
+int jsonbuf_fixed4(JsonBuf *b, float x);
 int jsonbuf_string(JsonBuf *b, const char *s);       /* quoted and escaped */
 int jsonbuf_string_n(JsonBuf *b, const char *s, size_t n);   /* may hold NUL bytes */
 void jsonbuf_free(JsonBuf *b);

@@ -430,16 +430,19 @@ void softmax_forward(float *probs, const float *logits, int B, int NC) {
     }
 }
 
+double crossentropy_example(const float *z, int label, int NC) {
+    /* nll = logsumexp(z) - z[y], in double so large logits stay finite */
+    double max_z = z[0];
+    for (int c = 1; c < NC; c++) if (z[c] > max_z) max_z = z[c];
+    double sum = 0.0;
+    for (int c = 0; c < NC; c++) sum += exp(z[c] - max_z);
+    return max_z + log(sum) - z[label];
+}
+
 float crossentropy_forward(const float *logits, const int *labels, const float *weights, int B, int NC) {
     double total = 0.0, weight_sum = 0.0;
     for (int b = 0; b < B; b++) {
-        const float *z = logits + (long)b * NC;
-        /* nll = logsumexp(z) - z[y], in double so large logits stay finite */
-        double max_z = z[0];
-        for (int c = 1; c < NC; c++) if (z[c] > max_z) max_z = z[c];
-        double sum = 0.0;
-        for (int c = 0; c < NC; c++) sum += exp(z[c] - max_z);
-        double nll = max_z + log(sum) - z[labels[b]];
+        double nll = crossentropy_example(logits + (long)b * NC, labels[b], NC);
         double w = weights ? weights[labels[b]] : 1.0;
         total += w * nll;
         weight_sum += w;

@@ -125,6 +125,8 @@ void cls_pool_backward(float *dinp, const float *dout, int B, int T, int C);
  * weights (NC) is given. Returns the loss. */
 void softmax_forward(float *probs, const float *logits, int B, int NC);
 float crossentropy_forward(const float *logits, const int *labels, const float *weights, int B, int NC);
+/* One example's negative log-likelihood -log softmax(z)[label], in double. */
+double crossentropy_example(const float *z, int label, int NC);
 /* dlogits (B,NC) = dloss/dlogits (set, not accumulated). */
 void crossentropy_backward(float *dlogits, const float *probs, const int *labels,
                            const float *weights, int B, int NC);

@@ -5,11 +5,32 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "nn/layers.h"
 #include "nn/mlm.h"
 #include "report/classreport.h"
 
 int evaluate(Model *m, const EncodedDataset *d, Evaluation *out, char *err, size_t errlen) {
     return evaluate_part(m, d, 0, d->n, out, err, errlen);
+}
+
+/* Examples begin..end-1 in order of length (ties in file order), so that a
+ * batch pads its examples to about their own length. An example's logits
+ * do not depend on its batch or padding (tests/test_model.c), so neither do
+ * the results; the loss is summed per example in file order. */
+static int *by_length(const EncodedDataset *d, int begin, int end) {
+    int n = end - begin, longest = 0;
+    for (int i = begin; i < end; i++) longest = d->lengths[i] > longest ? d->lengths[i] : longest;
+    int *order = malloc(sizeof(int) * (n ? n : 1)), *count = calloc((size_t)longest + 2, sizeof(int));
+    if (order && count) {   /* a counting sort: stable */
+        for (int i = begin; i < end; i++) count[d->lengths[i] + 1]++;
+        for (int len = 0; len <= longest; len++) count[len + 1] += count[len];
+        for (int i = begin; i < end; i++) order[count[d->lengths[i]]++] = i;
+    } else {
+        free(order);
+        order = NULL;
+    }
+    free(count);
+    return order;
 }
 
 int evaluate_part(Model *m, const EncodedDataset *d, int begin, int end, Evaluation *out, char *err, size_t errlen) {
@@ -18,39 +39,44 @@ int evaluate_part(Model *m, const EncodedDataset *d, int begin, int end, Evaluat
     out->n = n;
     out->predictions = malloc(sizeof(int) * (n ? n : 1));
     out->probs = malloc(sizeof(float) * (size_t)(n ? n : 1) * C);
+    double *nll = malloc(sizeof(double) * (n ? n : 1));
     int *tokens = malloc(sizeof(int) * (size_t)B * m->cfg.max_len);
-    int *labels = malloc(sizeof(int) * B), *indices = malloc(sizeof(int) * B);
-    int rc = out->predictions && out->probs && tokens && labels && indices
+    int *labels = malloc(sizeof(int) * B), *order = by_length(d, begin, end);
+    int rc = out->predictions && out->probs && nll && tokens && labels && order
                  ? EXIT_OK : fail(err, errlen, ERR_RUNTIME, "out of memory evaluating %d examples", n);
-    double loss_sum = 0.0;
-    long correct = 0;
     ForwardOptions eval = {.training = 0, .forward_only = 1};
     for (int start = 0; rc == EXIT_OK && start < n; start += B) {
         int nb = n - start < B ? n - start : B;
-        for (int i = 0; i < nb; i++) indices[i] = begin + start + i;
+        const int *indices = order + start;
         int T = encoded_batch(d, indices, nb, tokens, labels);
         if (T <= 0 || T > m->cfg.max_len) {
             rc = fail(err, errlen, ERR_RUNTIME, "evaluation: batch at example %d has length %d (max_len %d)",
-                      begin + start, T, m->cfg.max_len);
+                      indices[0], T, m->cfg.max_len);
             break;
         }
-        int labelled = labels[0] >= 0;
-        float loss = model_forward(m, tokens, labelled ? labels : NULL, nb, T, &eval);
-        loss_sum += (double)loss * nb;
+        model_forward(m, tokens, NULL, nb, T, &eval);
         for (int i = 0; i < nb; i++) {
-            int pred = model_predicted_class(m, i);
-            out->predictions[start + i] = pred;
-            memcpy(out->probs + (long)(start + i) * C, m->probs + (long)i * C, sizeof(float) * C);
-            correct += labelled && pred == labels[i];
+            int at = indices[i] - begin;
+            out->predictions[at] = model_predicted_class(m, i);
+            memcpy(out->probs + (long)at * C, m->probs + (long)i * C, sizeof(float) * C);
+            nll[at] = labels[i] >= 0 ? crossentropy_example(m->logits + (long)i * C, labels[i], C) : 0.0;
         }
+    }
+    double loss_sum = 0.0;
+    long correct = 0;
+    for (int i = 0; rc == EXIT_OK && i < n; i++) {
+        int label = d->labels ? d->labels[begin + i] : -1;
+        loss_sum += nll[i];
+        correct += label >= 0 && out->predictions[i] == label;
     }
     out->loss_sum = loss_sum;
     out->correct = correct;
     out->loss = n ? loss_sum / n : 0.0;
     out->accuracy = n ? (double)correct / n : 0.0;
+    free(nll);
     free(tokens);
     free(labels);
-    free(indices);
+    free(order);
     if (rc != EXIT_OK) evaluation_free(out);
     return rc;
 }

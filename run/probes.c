@@ -288,13 +288,9 @@ static void keep_input_grad(void *ctx, GradStage stage, int layer, const float *
 static int put_floats(JsonBuf *b, const float *x, int n, const char *format) {
     int bad = jsonbuf_puts(b, "[");
     for (int i = 0; i < n; i++) {
-        char v[32];
-        snprintf(v, sizeof v, format ? format : "%.4f", (double)x[i]);
-        size_t len = strlen(v);
-        while (!format && len > 1 && v[len - 1] == '0') v[--len] = '\0';
-        if (!format && v[len - 1] == '.') v[--len] = '\0';
-        bad |= jsonbuf_puts(b, i ? "," : "");
-        bad |= jsonbuf_puts(b, v);
+        bad |= i ? jsonbuf_append(b, ",", 1) : 0;
+        if (format) bad |= jsonbuf_printf(b, format, (double)x[i]);
+        else bad |= jsonbuf_fixed4(b, x[i]);
     }
     return bad | jsonbuf_puts(b, "]");
 }

@@ -1,4 +1,4 @@
-/* test_json.c: the strict JSON parser, the string escaper and string-array round trips. */
+/* test_json.c: the strict JSON parser, the string escaper, the fixed-point number writer and string-array round trips. */
 #include "formats/json.h"
 #include "tests/check.h"
 
@@ -217,6 +217,44 @@ static void test_writer(void)
 }
 
 /* xorshift64: a small deterministic generator for the randomized cases. */
+static uint64_t next_random(uint64_t *state);
+
+/* jsonbuf_fixed4 against its definition, snprintf's "%.4f" with trailing
+ * zeros and '.' dropped: exact ties (j/32: 0.03125 -> 0.0312, printf rounds
+ * half to even), whole numbers, the probabilities' range at random, large
+ * values and what falls back to printf (negative, infinite, NaN). */
+static void fixed4_expected(float x, char *out, size_t size) {
+    int n = snprintf(out, size, "%.4f", (double)x);
+    while (n > 1 && out[n - 1] == '0') out[--n] = '\0';
+    if (out[n - 1] == '.') out[--n] = '\0';
+}
+
+static void test_fixed4(int rounds) {
+    float cases[] = {0.0f, 1.0f, 0.5f, 0.25f, 0.03125f, 0.09375f, 0.96875f, 1.5f, 100.0f, 2.5e-5f, 4.9999e-5f,
+                     5.0001e-5f, 0.99995f, 0.99994f, 123456.78f, 3e9f, -0.0f, -0.25f, INFINITY, -INFINITY, NAN};
+    int wrong = 0, total = 0;
+    uint64_t rng = 7;
+    for (int i = 0; i < (int)(sizeof cases / sizeof *cases) + rounds; i++) {
+        float x;
+        if (i < (int)(sizeof cases / sizeof *cases)) x = cases[i];
+        else if (i % 3 == 0) x = (float)(next_random(&rng) % 1000000) / 32.0f / 1000.0f;   /* ties and near */
+        else {
+            uint32_t bits = (uint32_t)next_random(&rng) % 0x3f800001u;   /* a float in [0, 1] */
+            memcpy(&x, &bits, sizeof x);
+        }
+        char want[64];
+        fixed4_expected(x, want, sizeof want);
+        JsonBuf b = {0};
+        int rc = jsonbuf_fixed4(&b, x);
+        total++;
+        if (rc != 0 || strcmp(b.data, want) != 0) {
+            if (wrong++ < 5) CHECK(0, "jsonbuf_fixed4(%.9g) wrote \"%s\", printf's digits are \"%s\"", (double)x, b.data, want);
+        }
+        jsonbuf_free(&b);
+    }
+    CHECK(wrong == 0, "jsonbuf_fixed4: %d of %d values differ from printf's %%.4f", wrong, total);
+}
+
 static uint64_t next_random(uint64_t *state)
 {
     uint64_t x = *state;
@@ -363,6 +401,7 @@ int main(void)
     test_refusals();
     test_depth();
     test_writer();
+    test_fixed4(quick ? 20000 : 200000);
     test_string_arrays(quick ? 200 : 2000);
     test_mutations(quick ? 2000 : 20000);
     return check_summary("test_json");

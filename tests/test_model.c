@@ -589,8 +589,56 @@ static void test_evaluate_checks_batches(void) {
     model_free(m);
 }
 
+/* evaluate() runs the examples in order of length; each example's
+ * probabilities and loss must be those it gets evaluated alone (padding
+ * invariance: its batch and padding change none of its bits), the loss
+ * their mean, in both precisions. */
+static void test_evaluate_order(void) {
+    for (int prec = 0; prec < 2; prec++) {
+        ModelConfig cfg = small_config();
+        cfg.precision = prec ? PRECISION_BF16 : PRECISION_FP32;
+        char err[256] = "";
+        Model *m = model_create(&cfg, 4, err, sizeof err);   /* batches of 4 */
+        if (!m) { CHECK(0, "model_create: %s", err); return; }
+        model_init(m, 9);
+        enum { N = 23, MAXLEN = 30 };
+        int ids[N * MAXLEN], lengths[N], labels[N];
+        size_t offsets[N], at = 0;
+        for (int i = 0; i < N; i++) {
+            lengths[i] = 3 + (i * 7) % (MAXLEN - 2);   /* lengths out of order, some equal */
+            labels[i] = i % 3;
+            offsets[i] = at;
+            ids[at++] = TOKEN_CLS;
+            for (int t = 1; t < lengths[i] - 1; t++) ids[at++] = 5 + (i * 13 + t * 3) % 35;
+            ids[at++] = TOKEN_SEP;
+        }
+        EncodedDataset d = {.ids = ids, .offsets = offsets, .lengths = lengths, .labels = labels, .n = N,
+                            .longest = MAXLEN};
+        Evaluation all;
+        if (evaluate(m, &d, &all, err, sizeof err) != EXIT_OK) { CHECK(0, "evaluate: %s", err); model_free(m); return; }
+        int differ = 0;
+        double loss_sum = 0.0;
+        for (int i = 0; i < N; i++) {
+            Evaluation one;
+            if (evaluate_part(m, &d, i, i + 1, &one, err, sizeof err) != EXIT_OK) { differ++; continue; }
+            differ += memcmp(one.probs, all.probs + (long)i * 3, sizeof(float) * 3) != 0 ||
+                      one.predictions[0] != all.predictions[i];
+            loss_sum += one.loss_sum;
+            evaluation_free(&one);
+        }
+        CHECK(differ == 0, "%s: %d of %d examples evaluated in a batch differ from themselves alone",
+              precision_name(cfg.precision), differ, N);
+        CHECK(all.loss_sum == loss_sum && all.loss == loss_sum / N,
+              "%s: the loss %.17g is not the examples' own losses summed in file order %.17g",
+              precision_name(cfg.precision), all.loss_sum, loss_sum);
+        evaluation_free(&all);
+        model_free(m);
+    }
+}
+
 int main(void) {
     test_evaluate_checks_batches();
+    test_evaluate_order();
     char dir[] = "/tmp/test_model_XXXXXX";
     if (!mkdtemp(dir)) { perror("mkdtemp"); return 1; }
     test_weight_average(dir);
