@@ -406,10 +406,15 @@ static void print_intro(const Trainer *t, int resume) {
     if (t->dist->size > 1)
         printf(", each batch split over %d MPI ranks, each holding its share of the data", t->dist->size);
     printf("\n");
-    if (t->cycles)
-        printf("schedule: at most %d epochs, in learning-rate cycles of %d, %d, ... epochs; the next cycle only while "
-               "the val loss still falls in the second half of the last (--cycle)\n", t->o->epochs, t->o->cycle,
-               2 * t->o->cycle);
+    if (t->cycles) {   /* the cycles' lengths, the last one cut at --epochs */
+        printf("schedule: at most %d epochs, in learning-rate cycles of", t->o->epochs);
+        for (int first = 1, last; first <= t->o->epochs; first = last + 1) {
+            schedule_cycle(first, t->o->cycle, t->o->epochs, &first, &last);
+            printf("%s %d", first == 1 ? "" : last == t->o->epochs ? " and" : ",", last - first + 1);
+        }
+        printf(" epochs; the next cycle only while the val loss still falls in the second half of the last "
+               "(--cycle)\n");
+    }
 }
 
 /* ------------------------------------------------------------ an epoch's end */

@@ -22,10 +22,10 @@ int schedule_auto_epochs(int n, int batch_size);
 /* --warmup below 1 is a fraction of all steps (rounded), 1 or more a step
  * count; never more than total_steps. */
 long schedule_warmup_steps(double warmup, long total_steps);
-/* --cycle: a run's epochs fall into cycles of `cycle` epochs, each its own
- * warmup and cosine decay (the last cycle shorter when cycle does not
- * divide epochs; cycle >= epochs: one cycle, the plain schedule). The
- * first and last epoch (from 1) of the cycle holding epoch. */
+/* --cycle: a run's epochs fall into cycles of cycle, 2 cycle, 4 cycle, ...
+ * epochs, each its own warmup and cosine decay, the last cut at epochs
+ * (cycle 0 or >= epochs: one cycle, the plain schedule). The first and
+ * last epoch (from 1) of the cycle holding epoch. */
 #define SCHEDULE_CYCLE_AUTO 10
 void schedule_cycle(int epoch, int cycle, int epochs, int *first, int *last);
 /* The learning rate at global step (from 0) of a run of epochs x

@@ -8,12 +8,14 @@
 # epochs in EPOCHS (default "30 10"; "default" gives no --epochs) and each
 # seed in SEEDS (default "1 2 3"): ./train TRAIN --test TEST --epochs E
 # --seed S --threads THREADS --quiet (no other option), its test accuracy
-# from report.txt and its whole-process wall seconds; then fastText's
+# from report.txt, its whole-process wall seconds and the seconds of its
+# training steps (metrics.csv's seconds column summed); then fastText's
 # default (`fasttext supervised` with no option but -thread), three times,
 # its P@1 and seconds (training and testing). The record's lines: set, run
 # (epochs, "default" or "fasttext"), seed or repetition, accuracy, seconds,
-# and for ./train the epochs it ran (older records lack it). The table: each set's mean and max - min
-# over the seeds and mean seconds per number of epochs, fastText's default
+# and for ./train the epochs it ran and its steps' seconds (older records
+# lack them). The table: each set's mean and max - min over the seeds and
+# mean seconds (of which in the steps) per number of epochs, fastText's default
 # accuracy (mean: with two threads it moves a little between runs) and
 # median seconds, and each mean time over that median.
 # Exit: 0 done; 1 a run failed; 2 bad usage or missing data; 3 fasttext missing.
@@ -25,7 +27,7 @@ absolute() { case $1 in /*) echo "$1" ;; *) echo "$caller/$1" ;; esac; }
 table() {  # record
     awk -F'\t' '
         $2 == "fasttext" { ft[$1, ++nf[$1]] = $5; fa[$1] += $4; next }
-        { k = $1 SUBSEP $2; n[k]++; s[k] += $4; t[k] += $5
+        { k = $1 SUBSEP $2; n[k]++; s[k] += $4; t[k] += $5; if (NF >= 7) { st[k] += $7; nst[k]++ }
           if (n[k] == 1 || $4 < lo[k]) lo[k] = $4; if (n[k] == 1 || $4 > hi[k]) hi[k] = $4
           if (!($1 in seen)) { seen[$1] = 1; order[++ns] = $1 }
           if (!($2 in eseen)) { eseen[$2] = 1; ep[++ne] = $2 } }
@@ -45,7 +47,8 @@ table() {  # record
                 for (e = 1; e <= ne; e++) {
                     k = name SUBSEP ep[e]
                     if (!(k in n)) { row = row " | | |"; continue }
-                    row = row sprintf(" %.4f ± %.4f | %d | %.1f |", s[k] / n[k], hi[k] - lo[k], n[k], t[k] / n[k])
+                    row = row sprintf(" %.4f ± %.4f | %d | %.1f%s |", s[k] / n[k], hi[k] - lo[k], n[k], t[k] / n[k],
+                                      nst[k] == n[k] ? sprintf(" (steps %.1f)", st[k] / n[k]) : "")
                     ratios = ratios (ratios == "" ? "" : ", ") sprintf("%s: %.0fx", ep[e], med > 0 ? t[k] / n[k] / med : 0)
                 }
                 k1 = name SUBSEP ep[1]; k2 = name SUBSEP ep[2]
@@ -86,8 +89,9 @@ for name in "${sets[@]}"; do
             [ "$epochs" != default ] || given=()
             train_timed epochs-study "$run" "data/$name/train.tsv" --test "data/$name/test.tsv" "${given[@]}" \
                 --seed "$seed" --threads "$threads" --quiet
-            printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$name" "$epochs" "$seed" "$acc" "$secs" \
-                "$(($(wc -l <"$run/metrics.csv") - 1))" >>"$record"
+            printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$name" "$epochs" "$seed" "$acc" "$secs" \
+                "$(($(wc -l <"$run/metrics.csv") - 1))" \
+                "$(awk -F, 'NR > 1 { s += $8 } END { printf "%.2f", s }' "$run/metrics.csv")" >>"$record"
         done
     done
     to_fasttext "data/$name/train.tsv" >"$out/$name-ft-train.txt"

@@ -118,6 +118,18 @@ got="$(recorded "$tmp/auto" cycle) $(recorded "$tmp/given" cycle) $(recorded "$t
     pass "--cycle auto records 10 by default, and one cycle (--epochs) with --epochs 7, without validation, with --patience" ||
     fail "--cycle auto recorded '$got', expected '10 7 30 30'"
 
+# the intro names the cycles' lengths: C, 2C, 4C, ... with the last cut at --epochs
+LOUD=("${TINY[@]/--quiet/--stop-after}" 1)   # the intro is not printed under --quiet
+"$TRAIN" "$tmp/data.tsv" --out "$tmp/intro-auto" "${LOUD[@]}" > "$tmp/auto.log" 2>&1
+"$TRAIN" "$tmp/data.tsv" --out "$tmp/intro-learn" "${LOUD[@]}" "${LEARN[@]}" > "$tmp/learn.log" 2>&1
+"$TRAIN" "$tmp/data.tsv" --out "$tmp/intro-cut" "${LOUD[@]}" --cycle 4 --epochs 30 > "$tmp/cut.log" 2>&1
+if grep -q "cycles of 10 and 20 epochs;" "$tmp/auto.log" && grep -q "cycles of 2, 4 and 8 epochs;" "$tmp/learn.log" &&
+    grep -q "cycles of 4, 8, 16 and 2 epochs;" "$tmp/cut.log"; then
+    pass "the schedule line names the cycles: 10 and 20 by default; 2, 4 and 8 of 14; 4, 8, 16 and a cut 2 of 30"
+else
+    fail "the schedule lines: $(grep -h '^schedule:' "$tmp/auto.log" "$tmp/learn.log" "$tmp/cut.log" | tr '\n' '|')"
+fi
+
 # one cycle stays one on --resume: raising --epochs stretches its schedule (the cycle recorded is --epochs)
 "$TRAIN" "$tmp/data.tsv" --out "$tmp/stretch" "${TINY[@]}" --epochs 2 > /dev/null 2>&1
 "$TRAIN" --resume "$tmp/stretch" --epochs 4 --quiet > /dev/null 2>&1
