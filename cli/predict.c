@@ -18,13 +18,20 @@
 
 enum { TRUNCATED, EMPTY, INVALID, N_KINDS };
 
+/* Inputs held before they are run: in forwards of CLI_BATCH rows of
+ * similar lengths, so that a forward pads to about its own rows' length. */
+enum { PREDICT_LINES = 8 * CLI_BATCH };
+
 typedef struct {
     SavedModel run;
     const Options *o;
     const char *unit;             /* how inputs are numbered: "TEXT" (arguments) or "line" (stdin) */
-    int *tokens, *ids;            /* (CLI_BATCH, max_len) */
-    char *texts[CLI_BATCH];       /* the batch's trimmed texts; NULL for an input that gets no label */
-    long numbers[CLI_BATCH];      /* each one's input number */
+    int *tokens;                  /* (CLI_BATCH, max_len): one forward's rows */
+    int *ids;                     /* (PREDICT_LINES, max_len): the inputs' encodings */
+    int *predicted;               /* (PREDICT_LINES) */
+    float *probs;                 /* (PREDICT_LINES, classes) */
+    char *texts[PREDICT_LINES];   /* the inputs in hand, trimmed; NULL for an input that gets no label */
+    long numbers[PREDICT_LINES];  /* each one's input number */
     int n;
     long n_inputs;
     long count[N_KINDS], first[N_KINDS];
@@ -47,14 +54,16 @@ static void clear_batch(Predictor *p) {
     p->n = 0;
 }
 
-/* Encodes, runs and prints the batch: one line per input, in order. The
- * texts are encoded in parallel (each into its own row, nothing shared), then
- * checked in input order, so the first truncated one is still the one
- * --strict names. */
+/* Encodes, runs and prints the inputs in hand: one line per input, in
+ * order. The texts are encoded in parallel (each into its own row, nothing
+ * shared), then checked in input order, so the first truncated one is still
+ * the one --strict names. They run in order of length, CLI_BATCH at a time;
+ * an input's label and probabilities do not depend on the others in its
+ * forward or its padding (docs/DESIGN.md 4.7). */
 static int flush_batch(Predictor *p) {
     Model *m = p->run.model;
-    int max_len = m->cfg.max_len, C = m->cfg.n_classes, T = 0, rows = 0;
-    int lengths[CLI_BATCH], row_of[CLI_BATCH], truncated[CLI_BATCH];
+    int max_len = m->cfg.max_len, C = m->cfg.n_classes, rows = 0;
+    int lengths[PREDICT_LINES], row_of[PREDICT_LINES], truncated[PREDICT_LINES], order[PREDICT_LINES];
     for (int i = 0; i < p->n; i++) row_of[i] = p->texts[i] ? rows++ : -1;
     #pragma omp parallel for schedule(dynamic, 1)
     for (int i = 0; i < p->n; i++) {
@@ -78,25 +87,35 @@ static int flush_batch(Predictor *p) {
             }
             tally(p, TRUNCATED, p->numbers[i]);
         }
-        if (lengths[row] > T) T = lengths[row];
     }
-    int mlm = model_is_mlm(&m->cfg);   /* a pretrain run: what fills each [MASK] */
-    if (rows > 0) {
-        for (int r = 0; r < rows; r++)
+    for (int r = 0; r < rows; r++) {   /* rows by length, ties in input order (an insertion sort: stable) */
+        int at = r;
+        for (; at > 0 && lengths[order[at - 1]] > lengths[r]; at--) order[at] = order[at - 1];
+        order[at] = r;
+    }
+    int mlm = model_is_mlm(&m->cfg);   /* a pretrain run: what fills each [MASK], a row at a time below */
+    ForwardOptions eval = {.training = 0, .forward_only = 1};
+    for (int first = 0; !mlm && first < rows; first += CLI_BATCH) {
+        int n = rows - first < CLI_BATCH ? rows - first : CLI_BATCH, T = lengths[order[first + n - 1]];
+        for (int k = 0; k < n; k++)
             for (int t = 0; t < T; t++)
-                p->tokens[r * T + t] = t < lengths[r] ? p->ids[(long)r * max_len + t] : TOKEN_PAD;
-        ForwardOptions eval = {.training = 0, .forward_only = 1};
-        if (!mlm) model_forward(m, p->tokens, NULL, rows, T, &eval);
+                p->tokens[k * T + t] = t < lengths[order[first + k]] ? p->ids[(long)order[first + k] * max_len + t]
+                                                                    : TOKEN_PAD;
+        model_forward(m, p->tokens, NULL, n, T, &eval);
+        for (int k = 0; k < n; k++) {
+            p->predicted[order[first + k]] = model_predicted_class(m, k);
+            memcpy(p->probs + (long)order[first + k] * C, m->probs + (long)k * C, sizeof(float) * C);
+        }
     }
     for (int i = 0; i < p->n; i++) {
         int r = row_of[i];
         if (r >= 0 && mlm) {   /* one line per text, as for a classifier */
-            cli_print_mask_fills(stdout, &p->run, p->tokens + (long)r * T, 1, T, 0);
+            cli_print_mask_fills(stdout, &p->run, p->ids + (long)r * max_len, 1, lengths[r], 0);
             continue;
         }
         if (r >= 0) {
-            fputs(p->run.labels.names[model_predicted_class(m, r)], stdout);
-            for (int c = 0; p->o->probs && c < C; c++) printf("\t%.6f", m->probs[(long)r * C + c]);
+            fputs(p->run.labels.names[p->predicted[r]], stdout);
+            for (int c = 0; p->o->probs && c < C; c++) printf("\t%.6f", p->probs[(long)r * C + c]);
         }
         putchar('\n');
     }
@@ -123,7 +142,7 @@ static int add_input(Predictor *p, const char *s, size_t len) {
     }
     p->texts[p->n] = text;
     p->numbers[p->n++] = number;
-    return p->n == CLI_BATCH ? flush_batch(p) : EXIT_OK;
+    return p->n == PREDICT_LINES ? flush_batch(p) : EXIT_OK;
 }
 
 /* Standard input, read through a buffer of our own (not stdio's), so that
@@ -277,8 +296,10 @@ int command_predict(const Options *o, int argc, char **argv) {
     if (rc != EXIT_OK) return cli_report(rc, err);
     int max_len = p.run.model->cfg.max_len;
     p.tokens = malloc(sizeof(int) * CLI_BATCH * max_len);
-    p.ids = malloc(sizeof(int) * CLI_BATCH * max_len);
-    rc = p.tokens && p.ids ? EXIT_OK : cli_report(EXIT_RUNTIME, "out of memory");
+    p.ids = malloc(sizeof(int) * PREDICT_LINES * max_len);
+    p.predicted = malloc(sizeof(int) * PREDICT_LINES);
+    p.probs = malloc(sizeof(float) * PREDICT_LINES * (size_t)(p.run.model->cfg.n_classes + 1));   /* + 1: none in a pretrain run */
+    rc = p.tokens && p.ids && p.predicted && p.probs ? EXIT_OK : cli_report(EXIT_RUNTIME, "out of memory");
     int mlm = model_is_mlm(&p.run.model->cfg);
     if (rc == EXIT_OK && mlm && o->probs) {   /* no classes: each line is the likeliest tokens at each [MASK] */
         fprintf(stderr, "error: --probs: %s is a pretrain run, which has no classes to give probabilities of; its "
@@ -298,6 +319,8 @@ int command_predict(const Options *o, int argc, char **argv) {
     clear_batch(&p);
     free(p.tokens);
     free(p.ids);
+    free(p.predicted);
+    free(p.probs);
     saved_model_free(&p.run);
     return rc;
 }

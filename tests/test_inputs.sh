@@ -93,6 +93,16 @@ $TRAIN predict --probs "${RUN[@]}" < "$tmp/forty" > "$tmp/batched"
 while IFS= read -r text; do $TRAIN predict --probs "${RUN[@]}" "$text"; done < "$tmp/forty" > "$tmp/single"
 cmp -s "$tmp/batched" "$tmp/single" && pass "batched and one-by-one predictions agree byte for byte (40 lines)" \
     || fail "batching changed predictions: $(diff "$tmp/batched" "$tmp/single" | head -n 4)"
+# predict holds 256 inputs and runs them in forwards of similar lengths: 300
+# lines of lengths 1 to 6 words, run forward and then in reverse order
+# (other forwards, other padding), give each line the same output
+for i in $(seq 300); do words=""; for w in $(seq $((i * 7 % 6 + 1))); do words="$words good movie"; done
+    echo "${words# } $i"; done > "$tmp/three-hundred"
+$TRAIN predict --probs "${RUN[@]}" < "$tmp/three-hundred" > "$tmp/forward"
+tac "$tmp/three-hundred" | $TRAIN predict --probs "${RUN[@]}" | tac > "$tmp/backward"
+[ "$(wc -l < "$tmp/forward")" -eq 300 ] && cmp -s "$tmp/forward" "$tmp/backward" &&
+    pass "300 lines of mixed lengths, forward and reversed, get the same labels and probabilities" ||
+    fail "the order of the inputs changed predictions: $(diff "$tmp/forward" "$tmp/backward" | head -n 4)"
 
 # a terminal with no TEXT: a one-line hint on stderr (script gives the command a terminal)
 if command -v script > /dev/null; then
