@@ -51,7 +51,7 @@ int evaluate_part(Model *m, const EncodedDataset *d, int begin, int end, Evaluat
         int T = encoded_batch(d, indices, nb, tokens, labels);
         if (T <= 0 || T > m->cfg.max_len) {
             rc = fail(err, errlen, ERR_RUNTIME, "evaluation: batch at example %d has length %d (max_len %d)",
-                      indices[0], T, m->cfg.max_len);
+                      indices[nb - 1], T, m->cfg.max_len);   /* the batch's longest */
             break;
         }
         model_forward(m, tokens, NULL, nb, T, &eval);

@@ -216,12 +216,12 @@ static void test_writer(void)
     CHECK(!json_utf8_valid("\xF0\x9F\x98", 3) && !json_utf8_valid("\xED\xBF\xBF", 3), "invalid UTF-8");
 }
 
-/* xorshift64: a small deterministic generator for the randomized cases. */
 static uint64_t next_random(uint64_t *state);
 
 /* jsonbuf_fixed4 against its definition, snprintf's "%.4f" with trailing
  * zeros and '.' dropped: exact ties (j/32: 0.03125 -> 0.0312, printf rounds
- * half to even), whole numbers, the probabilities' range at random, large
+ * half to even), whole numbers, values rounding up to the next whole one,
+ * the probabilities' range at random (uniform, and every bit pattern), large
  * values and what falls back to printf (negative, infinite, NaN). */
 static void fixed4_expected(float x, char *out, size_t size) {
     int n = snprintf(out, size, "%.4f", (double)x);
@@ -231,13 +231,15 @@ static void fixed4_expected(float x, char *out, size_t size) {
 
 static void test_fixed4(int rounds) {
     float cases[] = {0.0f, 1.0f, 0.5f, 0.25f, 0.03125f, 0.09375f, 0.96875f, 1.5f, 100.0f, 2.5e-5f, 4.9999e-5f,
-                     5.0001e-5f, 0.99995f, 0.99994f, 123456.78f, 3e9f, -0.0f, -0.25f, INFINITY, -INFINITY, NAN};
+                     5.0001e-5f, 0.99995f, 0.99994f, 0.99996f, 9.99996f, 123456.78f, 3e9f, 1e12f, -0.0f, -0.25f,
+                     INFINITY, -INFINITY, NAN};
     int wrong = 0, total = 0;
     uint64_t rng = 7;
     for (int i = 0; i < (int)(sizeof cases / sizeof *cases) + rounds; i++) {
         float x;
         if (i < (int)(sizeof cases / sizeof *cases)) x = cases[i];
         else if (i % 3 == 0) x = (float)(next_random(&rng) % 1000000) / 32.0f / 1000.0f;   /* ties and near */
+        else if (i % 3 == 1) x = (float)(next_random(&rng) >> 40) / 16777216.0f;   /* uniform in [0, 1) */
         else {
             uint32_t bits = (uint32_t)next_random(&rng) % 0x3f800001u;   /* a float in [0, 1] */
             memcpy(&x, &bits, sizeof x);
@@ -255,6 +257,7 @@ static void test_fixed4(int rounds) {
     CHECK(wrong == 0, "jsonbuf_fixed4: %d of %d values differ from printf's %%.4f", wrong, total);
 }
 
+/* xorshift64: a small deterministic generator for the randomized cases. */
 static uint64_t next_random(uint64_t *state)
 {
     uint64_t x = *state;

@@ -605,7 +605,7 @@ static void test_evaluate_order(void) {
         int ids[N * MAXLEN], lengths[N], labels[N];
         size_t offsets[N], at = 0;
         for (int i = 0; i < N; i++) {
-            lengths[i] = 3 + (i * 7) % (MAXLEN - 2);   /* lengths out of order, some equal */
+            lengths[i] = 3 + (i * 5) % (MAXLEN - 2);   /* lengths out of order, some equal */
             labels[i] = i % 3;
             offsets[i] = at;
             ids[at++] = TOKEN_CLS;
@@ -628,6 +628,13 @@ static void test_evaluate_order(void) {
         }
         CHECK(differ == 0, "%s: %d of %d examples evaluated in a batch differ from themselves alone",
               precision_name(cfg.precision), differ, N);
+        Evaluation part;   /* a range not starting at 0: its results in its own positions */
+        if (evaluate_part(m, &d, 5, 17, &part, err, sizeof err) == EXIT_OK) {
+            CHECK(part.n == 12 && memcmp(part.probs, all.probs + 5 * 3, sizeof(float) * 12 * 3) == 0 &&
+                  memcmp(part.predictions, all.predictions + 5, sizeof(int) * 12) == 0,
+                  "%s: examples 5-16 evaluated as a part differ from the whole set's", precision_name(cfg.precision));
+            evaluation_free(&part);
+        } else CHECK(0, "evaluate_part: %s", err);
         CHECK(all.loss_sum == loss_sum && all.loss == loss_sum / N,
               "%s: the loss %.17g is not the examples' own losses summed in file order %.17g",
               precision_name(cfg.precision), all.loss_sum, loss_sum);
