@@ -56,10 +56,11 @@ static void clear_batch(Predictor *p) {
 
 /* Encodes, runs and prints the inputs in hand: one line per input, in
  * order. The texts are encoded in parallel (each into its own row, nothing
- * shared), then checked in input order, so the first truncated one is still
- * the one --strict names. They run in order of length, CLI_BATCH at a time;
- * an input's label and probabilities do not depend on the others in its
- * forward or its padding (docs/DESIGN.md 4.7). */
+ * shared), then checked in input order: with --strict the first truncated
+ * one is refused after the inputs before it are answered. A classifier's run in order of length, CLI_BATCH
+ * at a time; an input's label and probabilities do not depend on the others
+ * in its forward or its padding (docs/DESIGN.md 4.7). A pretrain run's fill
+ * each [MASK] a text at a time. */
 static int flush_batch(Predictor *p) {
     Model *m = p->run.model;
     int max_len = m->cfg.max_len, C = m->cfg.n_classes, rows = 0;
@@ -72,6 +73,7 @@ static int flush_batch(Predictor *p) {
         lengths[row] = encode_text(p->texts[i], &p->run.vocab, p->run.tokenizer, max_len, p->ids + (long)row * max_len,
                                    &truncated[row]);
     }
+    int cut = p->n;   /* --strict: the first truncated input; those before it are answered */
     for (int i = 0; i < p->n; i++) {
         int row = row_of[i];
         if (row < 0) continue;
@@ -79,21 +81,19 @@ static int flush_batch(Predictor *p) {
             fprintf(stderr, "error: out of memory\n");
             return EXIT_RUNTIME;
         }
-        if (truncated[row]) {
-            if (p->o->strict) {
-                char why[128];
-                snprintf(why, sizeof why, "longer than the model's max_len %d tokens", max_len);
-                return strict_error(p, p->numbers[i], why, 1);
-            }
-            tally(p, TRUNCATED, p->numbers[i]);
+        if (truncated[row] && p->o->strict) {
+            cut = i;
+            rows = row;
+            break;
         }
+        if (truncated[row]) tally(p, TRUNCATED, p->numbers[i]);
     }
-    for (int r = 0; r < rows; r++) {   /* rows by length, ties in input order (an insertion sort: stable) */
+    int mlm = model_is_mlm(&m->cfg);
+    for (int r = 0; !mlm && r < rows; r++) {   /* rows by length, ties in input order (an insertion sort: stable) */
         int at = r;
         for (; at > 0 && lengths[order[at - 1]] > lengths[r]; at--) order[at] = order[at - 1];
         order[at] = r;
     }
-    int mlm = model_is_mlm(&m->cfg);   /* a pretrain run: what fills each [MASK], a row at a time below */
     ForwardOptions eval = {.training = 0, .forward_only = 1};
     for (int first = 0; !mlm && first < rows; first += CLI_BATCH) {
         int n = rows - first < CLI_BATCH ? rows - first : CLI_BATCH, T = lengths[order[first + n - 1]];
@@ -107,10 +107,13 @@ static int flush_batch(Predictor *p) {
             memcpy(p->probs + (long)order[first + k] * C, m->probs + (long)k * C, sizeof(float) * C);
         }
     }
-    for (int i = 0; i < p->n; i++) {
+    for (int i = 0; i < cut; i++) {
         int r = row_of[i];
         if (r >= 0 && mlm) {   /* one line per text, as for a classifier */
-            cli_print_mask_fills(stdout, &p->run, p->ids + (long)r * max_len, 1, lengths[r], 0);
+            if (cli_print_mask_fills(stdout, &p->run, p->ids + (long)r * max_len, 1, lengths[r], 0) != EXIT_OK) {
+                fprintf(stderr, "error: out of memory\n");
+                return EXIT_RUNTIME;
+            }
             continue;
         }
         if (r >= 0) {
@@ -120,8 +123,14 @@ static int flush_batch(Predictor *p) {
         putchar('\n');
     }
     fflush(stdout);
+    int rc = EXIT_OK;
+    if (cut < p->n) {
+        char why[128];
+        snprintf(why, sizeof why, "longer than the model's max_len %d tokens", max_len);
+        rc = strict_error(p, p->numbers[cut], why, 1);
+    }
     clear_batch(p);
-    return EXIT_OK;
+    return rc;
 }
 
 /* One input, checked by training's rules; the batch is run when full. */
@@ -131,7 +140,10 @@ static int add_input(Predictor *p, const char *s, size_t len) {
     size_t start = 0, n = 0;
     TextCheck check = dataset_check_text(s, len, &start, &n, why, sizeof why);
     if (check != TEXT_OK) {
-        if (p->o->strict) return strict_error(p, number, why, 0);
+        if (p->o->strict) {   /* the inputs before it are answered first, and a truncated one among them named */
+            int rc = p->n > 0 ? flush_batch(p) : EXIT_OK;
+            return rc != EXIT_OK ? rc : strict_error(p, number, why, 0);
+        }
         tally(p, check == TEXT_EMPTY ? EMPTY : INVALID, number);
         if (check == TEXT_INVALID && p->count[INVALID] == 1) snprintf(p->first_invalid, sizeof p->first_invalid, "%s", why);
     }
@@ -298,7 +310,8 @@ int command_predict(const Options *o, int argc, char **argv) {
     p.tokens = malloc(sizeof(int) * CLI_BATCH * max_len);
     p.ids = malloc(sizeof(int) * PREDICT_LINES * max_len);
     p.predicted = malloc(sizeof(int) * PREDICT_LINES);
-    p.probs = malloc(sizeof(float) * PREDICT_LINES * (size_t)(p.run.model->cfg.n_classes + 1));   /* + 1: none in a pretrain run */
+    int classes = p.run.model->cfg.n_classes;   /* 0 in a pretrain run */
+    p.probs = malloc(sizeof(float) * PREDICT_LINES * (size_t)(classes > 0 ? classes : 1));
     rc = p.tokens && p.ids && p.predicted && p.probs ? EXIT_OK : cli_report(EXIT_RUNTIME, "out of memory");
     int mlm = model_is_mlm(&p.run.model->cfg);
     if (rc == EXIT_OK && mlm && o->probs) {   /* no classes: each line is the likeliest tokens at each [MASK] */

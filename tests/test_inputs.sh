@@ -47,6 +47,17 @@ for bad in "" $'bad \xff' "   "; do
         && pass "--strict refuses $(printf '%q' "$bad"): $(cat "$tmp/err")" \
         || fail "--strict $(printf '%q' "$bad"): exit $rc: $(cat "$tmp/err")"
 done
+# --strict answers every input before the one it refuses, among the 256 it holds:
+# a too long line 40 (refused when the held inputs run) and an empty line 30
+for i in $(seq 120); do [ "$i" = 40 ] && echo "$long" || echo "movie film"; done > "$tmp/strict-long"
+$TRAIN predict --strict "${RUN[@]}" < "$tmp/strict-long" > "$tmp/out" 2> "$tmp/err"; rc=$?
+lines_long=$(wc -l < "$tmp/out")
+for i in $(seq 50); do [ "$i" = 30 ] && echo "" || echo "movie film"; done |
+    $TRAIN predict --strict "${RUN[@]}" > "$tmp/out2" 2> "$tmp/err2"; rc2=$?
+[ $rc -eq 2 ] && [ "$lines_long" -eq 39 ] && grep -q "line 40: longer than" "$tmp/err" &&
+    [ $rc2 -eq 2 ] && [ "$(wc -l < "$tmp/out2")" -eq 29 ] && grep -q "line 30: empty" "$tmp/err2" &&
+    pass "--strict answers the 39 and 29 lines before the one it refuses (too long, empty)" ||
+    fail "--strict: exit $rc, $lines_long lines, $(cat "$tmp/err"); exit $rc2, $(wc -l < "$tmp/out2") lines, $(cat "$tmp/err2")"
 printf 'good\nbad \0movie\n' | $TRAIN predict --strict "${RUN[@]}" > /dev/null 2> "$tmp/err"; rc=$?
 [ $rc -eq 2 ] && grep -q "line 2: a NUL byte at byte 5" "$tmp/err" && pass "--strict refuses a NUL on stdin" \
     || fail "--strict NUL: exit $rc: $(cat "$tmp/err")"
@@ -69,7 +80,7 @@ rc=$?
 [ "$rc" -eq 2 ] && grep -q "error: standard input, line 2: too long (more than 1048576 bytes, the limit" "$tmp/err" \
     && pass "an endless line on stdin: exit 2, '$(head -c 90 "$tmp/err")...'" || fail "endless line: exit $rc, $(head -c 300 "$tmp/err")"
 
-# a line that arrives alone is answered at once, not when a batch of 32 fills
+# a line that arrives alone is answered at once, not when 256 are held
 # or the input ends: the writer below keeps the pipe open until the answer
 # to its first line is out (or 20 s pass), then sends a second line
 mkfifo "$tmp/slow"
@@ -86,23 +97,27 @@ wait $reader; rc=$?
     && pass "a line on a slow pipe is answered before the next arrives: $(head -n 1 "$tmp/out")" \
     || fail "slow pipe: exit $rc, first answered: $(cat "$tmp/first" 2>/dev/null || echo no), out: $(cat "$tmp/out")"
 # and the answers do not depend on how the lines were batched: a file of 40
-# lines (a full batch, then 8) gives the labels and probabilities that the
-# lines give one at a time
+# lines (forwards of 32 and 8, by length) gives the labels and probabilities
+# that the lines give one at a time
 for i in $(seq 40); do [ $((i % 3)) = 0 ] && echo "good movie number $i" || echo "bad"; done > "$tmp/forty"
 $TRAIN predict --probs "${RUN[@]}" < "$tmp/forty" > "$tmp/batched"
 while IFS= read -r text; do $TRAIN predict --probs "${RUN[@]}" "$text"; done < "$tmp/forty" > "$tmp/single"
 cmp -s "$tmp/batched" "$tmp/single" && pass "batched and one-by-one predictions agree byte for byte (40 lines)" \
     || fail "batching changed predictions: $(diff "$tmp/batched" "$tmp/single" | head -n 4)"
-# predict holds 256 inputs and runs them in forwards of similar lengths: 300
-# lines of lengths 1 to 6 words, run forward and then in reverse order
-# (other forwards, other padding), give each line the same output
-for i in $(seq 300); do words=""; for w in $(seq $((i * 7 % 6 + 1))); do words="$words good movie"; done
-    echo "${words# } $i"; done > "$tmp/three-hundred"
-$TRAIN predict --probs "${RUN[@]}" < "$tmp/three-hundred" > "$tmp/forward"
-tac "$tmp/three-hundred" | $TRAIN predict --probs "${RUN[@]}" | tac > "$tmp/backward"
-[ "$(wc -l < "$tmp/forward")" -eq 300 ] && cmp -s "$tmp/forward" "$tmp/backward" &&
-    pass "300 lines of mixed lengths, forward and reversed, get the same labels and probabilities" ||
-    fail "the order of the inputs changed predictions: $(diff "$tmp/forward" "$tmp/backward" | head -n 4)"
+# predict holds 256 inputs and runs them in forwards of similar lengths:
+# 300 lines of 1 to 6 words (3 to 8 tokens: none truncated at max-len 8),
+# run forward and in reverse (other forwards, other padding), give each
+# line the same output, and every 25th line the output it gets alone
+words=(movie film one)   # a token each in this run's vocabulary
+for i in $(seq 300); do line=""; for w in $(seq $((i % 6 + 1))); do line="$line ${words[$(((i * 7 + w * 5) % 3))]}"; done
+    echo "${line# }"; done > "$tmp/three-hundred"
+$TRAIN predict --probs "${RUN[@]}" < "$tmp/three-hundred" > "$tmp/forward" 2> "$tmp/forward.err"; rc=$?
+tac "$tmp/three-hundred" | $TRAIN predict --probs "${RUN[@]}" 2> "$tmp/backward.err" | tac > "$tmp/backward"
+sed -n '25~25p' "$tmp/three-hundred" | while IFS= read -r text; do $TRAIN predict --probs "${RUN[@]}" "$text"; done > "$tmp/alone"
+[ "$rc" -eq 0 ] && [ ! -s "$tmp/forward.err" ] && [ ! -s "$tmp/backward.err" ] && [ "$(wc -l < "$tmp/forward")" -eq 300 ] &&
+    cmp -s "$tmp/forward" "$tmp/backward" && cmp -s <(sed -n '25~25p' "$tmp/forward") "$tmp/alone" &&
+    pass "300 lines of 3 to 8 tokens, forward and reversed, get the same labels and probabilities, and every 25th its own" ||
+    fail "the order of the inputs changed predictions (exit $rc, $(cat "$tmp/forward.err")): $(diff "$tmp/forward" "$tmp/backward" | head -n 4)"
 
 # a terminal with no TEXT: a one-line hint on stderr (script gives the command a terminal)
 if command -v script > /dev/null; then
