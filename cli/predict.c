@@ -13,23 +13,21 @@
 #include <unistd.h>
 
 #include "cli/commands.h"
+#include "run/evaluate.h"
 #include "run/saved_model.h"
 #include "text/records.h"
 
 enum { TRUNCATED, EMPTY, INVALID, N_KINDS };
 
-/* Inputs held before they are run: in forwards of CLI_BATCH rows of
- * similar lengths, so that a forward pads to about its own rows' length. */
+/* Inputs held before they are run: evaluate() runs them in forwards of
+ * CLI_BATCH rows of similar lengths (run/evaluate.c). */
 enum { PREDICT_LINES = 8 * CLI_BATCH };
 
 typedef struct {
     SavedModel run;
     const Options *o;
     const char *unit;             /* how inputs are numbered: "TEXT" (arguments) or "line" (stdin) */
-    int *tokens;                  /* (CLI_BATCH, max_len): one forward's rows */
-    int *ids;                     /* (PREDICT_LINES, max_len): the inputs' encodings */
-    int *predicted;               /* (PREDICT_LINES) */
-    float *probs;                 /* (PREDICT_LINES, classes) */
+    int *ids;                     /* (PREDICT_LINES, max_len): the inputs' encodings, a row each */
     char *texts[PREDICT_LINES];   /* the inputs in hand, trimmed; NULL for an input that gets no label */
     long numbers[PREDICT_LINES];  /* each one's input number */
     int n;
@@ -55,16 +53,16 @@ static void clear_batch(Predictor *p) {
 }
 
 /* Encodes, runs and prints the inputs in hand: one line per input, in
- * order. The texts are encoded in parallel (each into its own row, nothing
- * shared), then checked in input order: with --strict the first truncated
- * one is refused after the inputs before it are answered. A classifier's run in order of length, CLI_BATCH
- * at a time; an input's label and probabilities do not depend on the others
- * in its forward or its padding (docs/DESIGN.md 4.7). A pretrain run's fill
- * each [MASK] a text at a time. */
+ * order, then forgets them. The texts are encoded in parallel (each into its
+ * own row, nothing shared), then checked in input order: with --strict the
+ * first truncated one is refused after the inputs before it are answered.
+ * A classifier's rows go through evaluate(); a pretrain run's [MASK] fills
+ * are found a text at a time. */
 static int flush_batch(Predictor *p) {
     Model *m = p->run.model;
-    int max_len = m->cfg.max_len, C = m->cfg.n_classes, rows = 0;
-    int lengths[PREDICT_LINES], row_of[PREDICT_LINES], truncated[PREDICT_LINES], order[PREDICT_LINES];
+    int max_len = m->cfg.max_len, C = m->cfg.n_classes, rows = 0, rc = EXIT_OK;
+    int lengths[PREDICT_LINES], row_of[PREDICT_LINES], truncated[PREDICT_LINES];
+    size_t offsets[PREDICT_LINES];
     for (int i = 0; i < p->n; i++) row_of[i] = p->texts[i] ? rows++ : -1;
     #pragma omp parallel for schedule(dynamic, 1)
     for (int i = 0; i < p->n; i++) {
@@ -74,66 +72,46 @@ static int flush_batch(Predictor *p) {
                                    &truncated[row]);
     }
     int cut = p->n;   /* --strict: the first truncated input; those before it are answered */
-    for (int i = 0; i < p->n; i++) {
+    for (int i = 0; rc == EXIT_OK && cut == p->n && i < p->n; i++) {
         int row = row_of[i];
         if (row < 0) continue;
-        if (lengths[row] < 0) {
-            fprintf(stderr, "error: out of memory\n");
-            return EXIT_RUNTIME;
-        }
-        if (truncated[row] && p->o->strict) {
-            cut = i;
-            rows = row;
-            break;
-        }
-        if (truncated[row]) tally(p, TRUNCATED, p->numbers[i]);
+        if (lengths[row] < 0) rc = cli_report(EXIT_RUNTIME, "out of memory");
+        else if (truncated[row] && p->o->strict) cut = i, rows = row;   /* rows: those of the inputs before it */
+        else if (truncated[row]) tally(p, TRUNCATED, p->numbers[i]);
     }
     int mlm = model_is_mlm(&m->cfg);
-    for (int r = 0; !mlm && r < rows; r++) {   /* rows by length, ties in input order (an insertion sort: stable) */
-        int at = r;
-        for (; at > 0 && lengths[order[at - 1]] > lengths[r]; at--) order[at] = order[at - 1];
-        order[at] = r;
+    Evaluation e = {0};
+    if (rc == EXIT_OK && !mlm && rows > 0) {
+        for (int r = 0; r < rows; r++) offsets[r] = (size_t)r * max_len;
+        EncodedDataset d = {.ids = p->ids, .offsets = offsets, .lengths = lengths, .labels = NULL, .n = rows};
+        char err[256];
+        if (evaluate(m, &d, &e, err, sizeof err) != EXIT_OK) rc = cli_report(EXIT_RUNTIME, err);
     }
-    ForwardOptions eval = {.training = 0, .forward_only = 1};
-    for (int first = 0; !mlm && first < rows; first += CLI_BATCH) {
-        int n = rows - first < CLI_BATCH ? rows - first : CLI_BATCH, T = lengths[order[first + n - 1]];
-        for (int k = 0; k < n; k++)
-            for (int t = 0; t < T; t++)
-                p->tokens[k * T + t] = t < lengths[order[first + k]] ? p->ids[(long)order[first + k] * max_len + t]
-                                                                    : TOKEN_PAD;
-        model_forward(m, p->tokens, NULL, n, T, &eval);
-        for (int k = 0; k < n; k++) {
-            p->predicted[order[first + k]] = model_predicted_class(m, k);
-            memcpy(p->probs + (long)order[first + k] * C, m->probs + (long)k * C, sizeof(float) * C);
-        }
-    }
-    for (int i = 0; i < cut; i++) {
+    for (int i = 0; rc == EXIT_OK && i < cut; i++) {
         int r = row_of[i];
         if (r >= 0 && mlm) {   /* one line per text, as for a classifier */
-            if (cli_print_mask_fills(stdout, &p->run, p->ids + (long)r * max_len, 1, lengths[r], 0) != EXIT_OK) {
-                fprintf(stderr, "error: out of memory\n");
-                return EXIT_RUNTIME;
-            }
+            if (cli_print_mask_fills(stdout, &p->run, p->ids + (long)r * max_len, 1, lengths[r], 0) != EXIT_OK)
+                rc = cli_report(EXIT_RUNTIME, "out of memory");
             continue;
         }
         if (r >= 0) {
-            fputs(p->run.labels.names[p->predicted[r]], stdout);
-            for (int c = 0; p->o->probs && c < C; c++) printf("\t%.6f", p->probs[(long)r * C + c]);
+            fputs(p->run.labels.names[e.predictions[r]], stdout);
+            for (int c = 0; p->o->probs && c < C; c++) printf("\t%.6f", e.probs[(long)r * C + c]);
         }
         putchar('\n');
     }
     fflush(stdout);
-    int rc = EXIT_OK;
-    if (cut < p->n) {
+    if (rc == EXIT_OK && cut < p->n) {
         char why[128];
         snprintf(why, sizeof why, "longer than the model's max_len %d tokens", max_len);
         rc = strict_error(p, p->numbers[cut], why, 1);
     }
+    evaluation_free(&e);
     clear_batch(p);
     return rc;
 }
 
-/* One input, checked by training's rules; the batch is run when full. */
+/* One input, checked by training's rules; the inputs in hand are run when PREDICT_LINES are held. */
 static int add_input(Predictor *p, const char *s, size_t len) {
     long number = ++p->n_inputs;
     char why[128];
@@ -307,12 +285,8 @@ int command_predict(const Options *o, int argc, char **argv) {
     int rc = cli_set_precision(o, &p.run, saved_model_load(o->model_dir, CLI_BATCH, &p.run, err, sizeof err));
     if (rc != EXIT_OK) return cli_report(rc, err);
     int max_len = p.run.model->cfg.max_len;
-    p.tokens = malloc(sizeof(int) * CLI_BATCH * max_len);
     p.ids = malloc(sizeof(int) * PREDICT_LINES * max_len);
-    p.predicted = malloc(sizeof(int) * PREDICT_LINES);
-    int classes = p.run.model->cfg.n_classes;   /* 0 in a pretrain run */
-    p.probs = malloc(sizeof(float) * PREDICT_LINES * (size_t)(classes > 0 ? classes : 1));
-    rc = p.tokens && p.ids && p.predicted && p.probs ? EXIT_OK : cli_report(EXIT_RUNTIME, "out of memory");
+    rc = p.ids ? EXIT_OK : cli_report(EXIT_RUNTIME, "out of memory");
     int mlm = model_is_mlm(&p.run.model->cfg);
     if (rc == EXIT_OK && mlm && o->probs) {   /* no classes: each line is the likeliest tokens at each [MASK] */
         fprintf(stderr, "error: --probs: %s is a pretrain run, which has no classes to give probabilities of; its "
@@ -330,10 +304,7 @@ int command_predict(const Options *o, int argc, char **argv) {
     if (rc == EXIT_OK && p.n > 0) rc = flush_batch(&p);
     if (rc == EXIT_OK) print_tally(&p);
     clear_batch(&p);
-    free(p.tokens);
     free(p.ids);
-    free(p.predicted);
-    free(p.probs);
     saved_model_free(&p.run);
     return rc;
 }

@@ -50,7 +50,8 @@ const CommandSpec COMMANDS[] = {
      "tab-separated; --header first prints a line naming the columns. Inputs are checked\n"
      "as training checks its data: a text longer than the model's max_len is truncated;\n"
      "an empty one, or one that is not UTF-8 or holds a NUL byte, gets an empty output\n"
-     "line. stderr counts each kind; --strict makes any of them an error (exit 2).\n",
+     "line. stderr counts each kind; --strict makes the first of them an error (exit 2),\n"
+     "after the inputs before it are answered.\n",
      "model probs header strict threads precision"},
     {"trace",
      "./train trace --model RUN TEXT\n"

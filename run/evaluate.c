@@ -45,6 +45,7 @@ int evaluate_part(Model *m, const EncodedDataset *d, int begin, int end, Evaluat
     int rc = out->predictions && out->probs && nll && tokens && labels && order
                  ? EXIT_OK : fail(err, errlen, ERR_RUNTIME, "out of memory evaluating %d examples", n);
     ForwardOptions eval = {.training = 0, .forward_only = 1};
+    long correct = 0;
     for (int start = 0; rc == EXIT_OK && start < n; start += B) {
         int nb = n - start < B ? n - start : B;
         const int *indices = order + start;
@@ -60,15 +61,11 @@ int evaluate_part(Model *m, const EncodedDataset *d, int begin, int end, Evaluat
             out->predictions[at] = model_predicted_class(m, i);
             memcpy(out->probs + (long)at * C, m->probs + (long)i * C, sizeof(float) * C);
             nll[at] = labels[i] >= 0 ? crossentropy_example(m->logits + (long)i * C, labels[i], C) : 0.0;
+            correct += labels[i] >= 0 && out->predictions[at] == labels[i];
         }
     }
     double loss_sum = 0.0;
-    long correct = 0;
-    for (int i = 0; rc == EXIT_OK && i < n; i++) {
-        int label = d->labels ? d->labels[begin + i] : -1;
-        loss_sum += nll[i];
-        correct += label >= 0 && out->predictions[i] == label;
-    }
+    for (int i = 0; rc == EXIT_OK && i < n; i++) loss_sum += nll[i];
     out->loss_sum = loss_sum;
     out->correct = correct;
     out->loss = n ? loss_sum / n : 0.0;

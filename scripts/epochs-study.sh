@@ -92,7 +92,7 @@ for name in "${sets[@]}"; do
             printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$name" "$epochs" "$seed" "$acc" "$secs" \
                 "$(($(wc -l <"$run/metrics.csv") - 1))" \
                 "$(awk -F, 'NR == 1 { for (c = 1; c <= NF; c++) if ($c == "seconds") col = c; next }
-                            { s += $col } END { printf "%.2f", s }' "$run/metrics.csv")" >>"$record"
+                            col { s += $col } END { if (col) printf "%.2f", s }' "$run/metrics.csv")" >>"$record"
         done
     done
     to_fasttext "data/$name/train.tsv" >"$out/$name-ft-train.txt"

@@ -119,7 +119,7 @@ got="$(recorded "$tmp/auto" cycle) $(recorded "$tmp/given" cycle) $(recorded "$t
     fail "--cycle auto recorded '$got', expected '10 7 30 30'"
 
 # the intro names the cycles' lengths: C, 2C, 4C, ... with the last cut at --epochs
-LOUD=("${TINY[@]/--quiet/--stop-after}" 1)   # the intro is not printed under --quiet
+LOUD=(--d-model 16 --heads 2 --d-ff 32 --layers 1 --batch-size 16 --threads 1 --stop-after 1)   # TINY, not --quiet: the intro
 "$TRAIN" "$tmp/data.tsv" --out "$tmp/intro-auto" "${LOUD[@]}" > "$tmp/auto.log" 2>&1
 "$TRAIN" "$tmp/data.tsv" --out "$tmp/intro-learn" "${LOUD[@]}" "${LEARN[@]}" > "$tmp/learn.log" 2>&1
 "$TRAIN" "$tmp/data.tsv" --out "$tmp/intro-cut" "${LOUD[@]}" --cycle 4 --epochs 30 > "$tmp/cut.log" 2>&1
