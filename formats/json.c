@@ -119,7 +119,7 @@ int jsonbuf_fixed4(JsonBuf *b, float x)
     if (!(fabs(scaled) < 1e15) || signbit(x)) {   /* NaN, infinities and signs: printf's own way */
         char v[64];
         int n = snprintf(v, sizeof v, "%.4f", (double)x);
-        while (n > 1 && strchr(v, '.') && v[n - 1] == '0') v[--n] = '\0';
+        while (n > 1 && v[n - 1] == '0') v[--n] = '\0';   /* "%.4f" always has its '.' */
         if (v[n - 1] == '.') v[--n] = '\0';
         return jsonbuf_append(b, v, (size_t)n);
     }

@@ -11,7 +11,8 @@
 # themselves are worked by hand in test_schedule.c.
 source "$(dirname "$0")/lib.sh"
 TRAIN=${TRAIN:-./train}
-TINY=(--d-model 16 --heads 2 --d-ff 32 --layers 1 --batch-size 16 --threads 1 --quiet)
+SHAPE=(--d-model 16 --heads 2 --d-ff 32 --layers 1 --batch-size 16 --threads 1)
+TINY=("${SHAPE[@]}" --quiet)
 head -n 601 data/before/train.tsv > "$tmp/data.tsv"
 head -n 1201 data/before/train.tsv > "$tmp/more.tsv"
 
@@ -119,7 +120,7 @@ got="$(recorded "$tmp/auto" cycle) $(recorded "$tmp/given" cycle) $(recorded "$t
     fail "--cycle auto recorded '$got', expected '10 7 30 30'"
 
 # the intro names the cycles' lengths: C, 2C, 4C, ... with the last cut at --epochs
-LOUD=(--d-model 16 --heads 2 --d-ff 32 --layers 1 --batch-size 16 --threads 1 --stop-after 1)   # TINY, not --quiet: the intro
+LOUD=("${SHAPE[@]}" --stop-after 1)   # not --quiet: the intro
 "$TRAIN" "$tmp/data.tsv" --out "$tmp/intro-auto" "${LOUD[@]}" > "$tmp/auto.log" 2>&1
 "$TRAIN" "$tmp/data.tsv" --out "$tmp/intro-learn" "${LOUD[@]}" "${LEARN[@]}" > "$tmp/learn.log" 2>&1
 "$TRAIN" "$tmp/data.tsv" --out "$tmp/intro-cut" "${LOUD[@]}" --cycle 4 --epochs 30 > "$tmp/cut.log" 2>&1
