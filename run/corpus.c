@@ -415,11 +415,21 @@ static void warn_setup(const DistContext *dist, const Corpus *c, const Options *
         fprintf(log, "warning: --lr 0 leaves the weights as they start: nothing is learned (AdamW's weight decay is "
                 "scaled by the learning rate too)\n");
     int cycle = c->cycle < c->epochs ? c->cycle : c->epochs;
-    long cycle_steps = (long)cycle * schedule_steps_per_epoch(c->train.total, o->batch_size);
-    if (o->warmup >= 1.0 && schedule_warmup_steps(o->warmup, cycle_steps) == cycle_steps)
+    /* a step count of warmup checked against the shortest cycle: the first, or a last one cut short by --epochs */
+    int short_first = 1, short_last = c->epochs;
+    for (int e = 1, f, l; e <= c->epochs; e = l + 1) {
+        schedule_cycle(e, c->cycle, c->epochs, &f, &l);
+        if (l - f < short_last - short_first) short_first = f, short_last = l;
+    }
+    long cycle_steps = (long)(short_last - short_first + 1) * schedule_steps_per_epoch(c->train.total, o->batch_size);
+    if (o->warmup >= 1.0 && schedule_warmup_steps(o->warmup, cycle_steps) == cycle_steps) {
+        char what[64] = "run";
+        if (cycle < c->epochs)
+            snprintf(what, sizeof what, "learning-rate cycle of epochs %d-%d", short_first, short_last);
         fprintf(log, "warning: --warmup %.0f steps is the whole %s of %ld: the learning rate climbs the whole time, "
                 "reaches --lr %g only at the last step and never decays (give fewer steps, or a fraction such as "
-                "0.1)\n", o->warmup, cycle < c->epochs ? "learning-rate cycle" : "run", cycle_steps, o->lr);
+                "0.1)\n", o->warmup, what, cycle_steps, o->lr);
+    }
     if (o->accum_steps > 1 && o->accum_steps * dist->size > o->batch_size)
         fprintf(log, "warning: --accum-steps %d splits a batch of %d%s into more parts than it has examples: each "
                 "micro-batch holds one example, as with --accum-steps %d\n", o->accum_steps, o->batch_size,

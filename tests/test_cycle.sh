@@ -139,4 +139,15 @@ fi
     pass "--epochs 2 resumed with --epochs 4: epochs 3-4 have a 4-epoch schedule's rates (one cycle, stretched; no restart)" ||
     fail "--epochs 2 resumed with --epochs 4: lr $(cut -d, -f7 "$tmp/stretch/metrics.csv" | tr '\n' ' '), a 4-epoch run's $(cut -d, -f7 "$tmp/four/metrics.csv" | tr '\n' ' ')"
 
+# --warmup in steps is checked against the shortest cycle: here the last, cut
+# to epoch 7 alone (cycles 1-2, 3-6, 7), so 40 steps fill it though they fit
+# in the first (the steps per epoch read off the warning of a whole-run warmup)
+spe=$("$TRAIN" "$tmp/data.tsv" --out "$tmp/warm-run" "${SHAPE[@]}" --epochs 1 --warmup 100000 2>&1 |
+      sed -n 's/.*--warmup 100000 steps is the whole run of \([0-9]*\).*/\1/p')
+warm=$((spe + spe / 4))
+out=$("$TRAIN" "$tmp/data.tsv" --out "$tmp/warm" "${SHAPE[@]}" --cycle 2 --epochs 7 --warmup "$warm" --stop-after 1 2>&1)
+[ -n "$spe" ] && grep -q "warning: --warmup $warm steps is the whole learning-rate cycle of epochs 7-7 of $spe:" <<<"$out" &&
+    pass "--warmup $warm steps with cycles of 2, 4 and a cut 1 epochs of $spe steps: the warning names the cut cycle, epoch 7" ||
+    fail "--warmup $warm steps (epochs of '$spe' steps), --cycle 2 --epochs 7: $(grep warmup <<<"$out")"
+
 finish test_cycle
