@@ -52,8 +52,21 @@ static inline int bf16_hardware(void) {
 #endif
 }
 
-/* --precision auto: bfloat16 where the CPU multiplies its pairs itself,
- * float32 elsewhere (where bfloat16 would be emulated, slower). */
-static inline Precision precision_auto(void) { return bf16_hardware() ? PRECISION_BF16 : PRECISION_FP32; }
+/* 1 when this CPU's vdpbf16ps outruns its float32 multiply-adds: AMD's
+ * (Zen 4: one a cycle, twice the float32 FMA's products). An Intel core
+ * runs it at half its two FMA pipes' float32 rate, so there bfloat16
+ * saves memory traffic but no time (docs/PERFORMANCE.md). */
+static inline int bf16_fast(void) {
+#if BF16_HW_COMPILED
+    return bf16_hardware() && __builtin_cpu_is("amd");
+#else
+    return 0;
+#endif
+}
+
+/* --precision auto: bfloat16 where the CPU multiplies its pairs faster
+ * than float32's, float32 elsewhere (where bfloat16 is emulated, or no
+ * faster). */
+static inline Precision precision_auto(void) { return bf16_fast() ? PRECISION_BF16 : PRECISION_FP32; }
 
 #endif

@@ -47,8 +47,8 @@ const OptionSpec OPTION_TABLE[] = {
     {"pe", OPT_CHOICE, OFF(pe), "sinusoidal", 0, 0, "sinusoidal|learned|none", "positional encoding", 1},
     {"precision", OPT_CHOICE, OFF(precision), "auto", 0, 0, "auto|fp32|bf16",
      "the matrix products' inputs: fp32, or bf16 (rounded to bfloat16, summed in float32; on AVX-512 BF16, "
-     "emulated elsewhere); weights, optimizer and checkpoints stay float32. auto: bf16 on a CPU with AVX-512 "
-     "BF16, else fp32 (run.json records the one chosen). predict, eval and trace use the model's recorded "
+     "emulated elsewhere); weights, optimizer and checkpoints stay float32. auto: bf16 on a CPU whose AVX-512 "
+     "BF16 outruns its float32 (AMD's), else fp32 (run.json records the one chosen). predict, eval and trace use the model's recorded "
      "precision unless this is given; training's default:", 1},
     {"tokenizer", OPT_CHOICE, OFF(tokenizer), "bpe", 0, 0, "bpe|word|char",
      "bpe: subwords learned from the training texts; word: words; char: characters", 1},

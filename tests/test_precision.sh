@@ -56,12 +56,15 @@ else
 fi
 
 # ------------------------------------------------------------ the default: auto
-# bf16 where the CPU has the instructions (grep's answer from /proc/cpuinfo, independent of the
-# program's own test), fp32 elsewhere; the header says which and why, run.json records the choice
+# bf16 where the CPU has the instructions and they outrun float32 (AMD's; an Intel core runs them at
+# half its float32 rate), fp32 elsewhere: /proc/cpuinfo's answer, independent of the program's own
+# test; the header says which and why, run.json records the choice
 "$TRAIN" "$tmp/order.tsv" "${MODEL[@]}" --epochs 3 --threads 2 --out "$tmp/auto" >"$tmp/auto.out" ||
     fail "training with the default precision failed"
-if grep -qw avx512_bf16 /proc/cpuinfo 2>/dev/null; then
+if grep -qw avx512_bf16 /proc/cpuinfo 2>/dev/null && grep -q '^vendor_id.*AuthenticAMD' /proc/cpuinfo; then
     want=bf16 other=f32 why="this CPU has AVX-512 BF16"
+elif grep -qw avx512_bf16 /proc/cpuinfo 2>/dev/null; then
+    want=fp32 other=t2 why="this CPU's AVX-512 BF16 multiplies at half its float32 rate"
 else
     want=fp32 other=t2 why="no AVX-512 BF16 on this CPU, or not in this build"
 fi
