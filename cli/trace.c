@@ -593,7 +593,8 @@ static int walk(Trace *tr, const char *text, const WalkExtras *x) {
     memset(&bw, 0, sizeof bw);
     if (model_is_mlm(&m->cfg)) {   /* a pretrain run: no classes; what fills each [MASK] */
         printf("\nMLM head (pretrain run): the %d most likely tokens at each [MASK]\n", CLI_MASK_TOP);
-        cli_print_mask_fills(stdout, &tr->run, tr->in.ids, 1, tr->in.T, 1);
+        if (cli_print_mask_fills(stdout, &tr->run, tr->in.ids, 1, tr->in.T, 1) != EXIT_OK)
+            rc = cli_report(EXIT_RUNTIME, "out of memory");
     } else {
         print_head(stdout, tr);
         if (x->backward) {
