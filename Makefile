@@ -28,8 +28,9 @@ WARN    := -Wall -Wextra
 # -mprefer-vector-width=512: on Intel's AVX-512 cores -march=native tunes for 256-bit vectors, and the float32
 # kernel's 8 x 32 tile then spills (half its speed); the width changes no number (each output is one chain over k)
 NATIVE  := $(shell printf 'int main(void){return 0;}' | $(CC) -march=native -x c - -o /dev/null 2>/dev/null && echo -march=native)
-OPT     ?= -O3 -fno-math-errno $(NATIVE) $(if $(NATIVE),$(shell printf 'int main(void){return 0;}' | \
+WIDE    := $(if $(NATIVE),$(shell printf 'int main(void){return 0;}' | \
              $(CC) -march=native -mprefer-vector-width=512 -x c - -o /dev/null 2>/dev/null && echo -mprefer-vector-width=512))
+OPT     ?= -O3 -fno-math-errno $(NATIVE) $(WIDE)
 CFLAGS  ?=
 LDLIBS  := -lm
 

@@ -402,7 +402,7 @@ static void print_intro(const Trainer *t, int resume) {
         printf("; bf16 products%s", !bf16_hardware() ? " (emulated: this CPU lacks AVX-512 BF16, slower)"
                                     : t->precision_auto ? " (auto: this CPU has AVX-512 BF16)" : "");
     else if (t->precision_auto && bf16_hardware())
-        printf("; fp32 products (auto: this CPU's AVX-512 BF16 multiplies at half its float32 rate)");
+        printf("; fp32 products (auto: on this CPU AVX-512 BF16 is no faster than float32)");
     else if (t->precision_auto)
         printf("; fp32 products (auto: no AVX-512 BF16 on this CPU, or not in this build)");
     if (t->dist->size > 1)

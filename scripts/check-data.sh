@@ -124,7 +124,7 @@ if [ $have_real -eq 1 ]; then
     check "langid PE minus --pe none" "$(awk -v a="$pe" -v b="$nope" 'BEGIN { if (a != "" && b != "") printf "%.4f", a - b }')" \
         ">=" 0.02 "(same, --pe none: ${nope:-none})" langid-nope
     # the defaults' seed spread on langid is 0.799-0.807 (float32 seeds 42, 1, 2, 3: 0.8026 0.8048 0.8043
-    # 0.8023; bfloat16, the default on AVX-512 BF16: 0.7992 0.8072 0.8048 0.7994, data/README.md):
+    # 0.8023; bfloat16, the default on AMD's AVX-512 BF16: 0.7992 0.8072 0.8048 0.7994, data/README.md):
     # the bar sits under it, as digits' does
     check "langid defaults" "$(test_accuracy "$out/langid-defaults")" ">=" 0.79 "(defaults)" langid-defaults
 

@@ -21,7 +21,7 @@ run() {  # prints the command (without --overwrite, which only keeps a rerun wor
     "$@"
 }
 
-# --precision bf16, the default where the CPU has AVX-512 BF16, named so that the numbers are the
+# --precision bf16, the default on AMD's CPUs with AVX-512 BF16, named so that the numbers are the
 # README's on any CPU (elsewhere bf16 is emulated: the same bytes, slower)
 run ./train data/negation/train.tsv --test data/negation/test.tsv --out "$out" --epochs 10 --precision bf16 \
     ${fresh[@]+"${fresh[@]}"} "$@"

@@ -149,5 +149,12 @@ out=$("$TRAIN" "$tmp/data.tsv" --out "$tmp/warm" "${SHAPE[@]}" --cycle 2 --epoch
 [ -n "$spe" ] && grep -q "warning: --warmup $warm steps is the whole learning-rate cycle of epochs 7-7 of $spe:" <<<"$out" &&
     pass "--warmup $warm steps with cycles of 2, 4 and a cut 1 epochs of $spe steps: the warning names the cut cycle, epoch 7" ||
     fail "--warmup $warm steps (epochs of '$spe' steps), --cycle 2 --epochs 7: $(grep warmup <<<"$out")"
+# with cycles of 2 and 4 epochs the first is the shortest: the same warmup fits it (no warning), twice an epoch fills it
+out=$("$TRAIN" "$tmp/data.tsv" --out "$tmp/warm2" "${SHAPE[@]}" --cycle 2 --epochs 6 --warmup "$warm" --stop-after 1 2>&1)
+out2=$("$TRAIN" "$tmp/data.tsv" --out "$tmp/warm3" "${SHAPE[@]}" --cycle 2 --epochs 6 --warmup $((2 * spe)) --stop-after 1 2>&1)
+! grep -q "warning: --warmup" <<<"$out" &&
+    grep -q "warning: --warmup $((2 * spe)) steps is the whole learning-rate cycle of epochs 1-2 of $((2 * spe)):" <<<"$out2" &&
+    pass "--cycle 2 --epochs 6: --warmup $warm fits every cycle (no warning); $((2 * spe)) fills the first, epochs 1-2" ||
+    fail "--cycle 2 --epochs 6: --warmup $warm said '$(grep warmup <<<"$out")', $((2 * spe)) said '$(grep warmup <<<"$out2")'"
 
 finish test_cycle

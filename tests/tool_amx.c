@@ -1,11 +1,15 @@
 /* tool_amx.c: can AMX's tile product serve --precision bf16? Prints two
  * lines: how many outputs of random 16 x 16 products (k = 128, the inputs'
- * exponents spread over a few dozen binades) tdpbf16ps gives other than the
+ * exponents spread over 32 binades, one in 16 of them subnormal or zero,
+ * and some starting values subnormal) tdpbf16ps gives other than the
  * bf16 mode's rule (docs/DESIGN.md §4.8: pairs of k added one product at a
  * time, the odd element's first, each sum rounded to float32, as vdpbf16ps
  * does, worked here in plain float arithmetic), and the GFLOP/s of a loop
  * of tile products on one thread. Exits 0 with a "not run" line where the
  * CPU, the OS or the compiler has no AMX. For scripts/cpu-rates.sh. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE   /* clock_gettime, syscall */
+#endif
 #include <float.h>
 #include <math.h>
 #include <stdint.h>
@@ -41,9 +45,10 @@ static uint64_t next(void) {
     state ^= state << 17;
     return state;
 }
-/* a bfloat16 of either sign with its exponent in [2^-8, 2^24) */
+/* a bfloat16 of either sign with its exponent in [2^-8, 2^24), or one time in 16 a subnormal or zero */
 static uint16_t random_bf16(void) {
     uint64_t r = next();
+    if ((r >> 40) % 16 == 0) return (uint16_t)(r & 0x807fu);
     return (uint16_t)((r & 0x807fu) | (uint16_t)((119 + (r >> 20) % 32) << 7));
 }
 static float flush(float x) { return fabsf(x) < FLT_MIN ? copysignf(0.0f, x) : x; }
@@ -89,10 +94,15 @@ int main(void) {
     for (int trial = 0; trial < 500; trial++) {
         for (int i = 0; i < ROWS * WORDS; i++) a[i] = (uint32_t)random_bf16() << 16 | random_bf16();
         for (int i = 0; i < WORDS * COLS; i++) b[i] = (uint32_t)random_bf16() << 16 | random_bf16();
-        for (int i = 0; i < ROWS * COLS; i++) c[i] = want[i] = (float)((int)(next() % 2001) - 1000) / 64.0f;
+        for (int i = 0; i < ROWS * COLS; i++) {   /* every 8th trial starts from subnormals */
+            uint32_t tiny = (uint32_t)next() & 0x807fffffu;
+            float start = (float)((int)(next() % 2001) - 1000) / 64.0f;
+            if (trial % 8 == 0) memcpy(&start, &tiny, sizeof start);
+            c[i] = want[i] = start;
+        }
         for (int i = 0; i < ROWS; i++)
             for (int j = 0; j < COLS; j++) {
-                float acc = want[i * COLS + j];
+                float acc = flush(want[i * COLS + j]);
                 for (int p = 0; p < WORDS; p++) {
                     uint32_t x = a[i * WORDS + p], y = b[p * COLS + j];
                     acc = flush(fmaf(bf16_value((uint16_t)(x >> 16)), bf16_value((uint16_t)(y >> 16)), acc));
