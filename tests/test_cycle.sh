@@ -140,8 +140,8 @@ fi
     fail "--epochs 2 resumed with --epochs 4: lr $(cut -d, -f7 "$tmp/stretch/metrics.csv" | tr '\n' ' '), a 4-epoch run's $(cut -d, -f7 "$tmp/four/metrics.csv" | tr '\n' ' ')"
 
 # --warmup in steps is checked against the shortest cycle: here the last, cut
-# to epoch 7 alone (cycles 1-2, 3-6, 7), so 40 steps fill it though they fit
-# in the first (the steps per epoch read off the warning of a whole-run warmup)
+# to epoch 7 alone (cycles 1-2, 3-6, 7), so 1.25 epochs of steps fill it though
+# they fit in the first (the steps per epoch read off a whole-run warmup's warning)
 spe=$("$TRAIN" "$tmp/data.tsv" --out "$tmp/warm-run" "${SHAPE[@]}" --epochs 1 --warmup 100000 2>&1 |
       sed -n 's/.*--warmup 100000 steps is the whole run of \([0-9]*\).*/\1/p')
 warm=$((spe + spe / 4))
