@@ -283,6 +283,29 @@ awk '/^ +T +batch/ { p = 1; next } p && /^$/ { exit } p { g[$1] = $6 } END { r =
     "$bench_record" >> "$work/targets.txt"
 wrap < "$work/targets.txt" > "$blocks/bench-targets"
 
+# ---- the Intel machine's make bench (not dated alone, so the tables above keep the AMD record): its
+# two training tables as printed, and how its float32 step compares with PyTorch's autocast (AMX) figure
+intel_record=docs/bench/bench-intel-2026-11-28.txt
+intel_tables() { awk '/^config thr/ { if (n++) print ""; p = 1 } p && !/^(config|tiny|small|wide) / { p = 0; if (n == 2) exit } p' "$intel_record"; }
+intel_tables | fence > "$blocks/bench-intel-tables"
+{ intel_tables; grep -E '^matmul peak at 2 thread' "$intel_record"; grep -A1 '^bf16 peak at 2 thread' "$intel_record"; } | awk '
+    /^matmul peak/ { fp_peak = $6; next }
+    /torch.mm in bfloat16/ { for (i = 1; i < NF; i++) if ($i == "bfloat16") bf_mm = $(i + 1) + 0 }
+    /^(bf16 peak|  loop beside)/ { next }
+    /^config thr/ { t++; next }
+    NF == 0 { next }
+    t == 1 && $2 == 2 { tok[$1] = $4; torch32[$1] = ($9 > $10 ? ($9 > $11 ? $9 : $11) : ($10 > $11 ? $10 : $11)) }
+    t == 2 && $2 == 2 { ac[$1] = $8 > $9 ? $8 : $9 }
+    END { printf "Here the float32 step at 2 threads ran small at %d and wide at %d tokens/s:\n", tok["small"], tok["wide"]
+        printf "%.2fx and %.2fx PyTorch'"'"'s fastest float32 figure, but %.2fx and %.2fx its fastest under autocast\n",
+            tok["small"] / torch32["small"], tok["wide"] / torch32["wide"], tok["small"] / ac["small"], tok["wide"] / ac["wide"]
+        printf "bfloat16, whose products oneDNN runs on AMX (torch.mm in bfloat16 reached %s GFLOP/s at 2 threads,\n", bf_mm
+        printf "%.1f times the float32 peak of %s GFLOP/s).", bf_mm / fp_peak, fp_peak
+        behind = (tok["small"] < ac["small"] ? "small" : "") (tok["small"] < ac["small"] && tok["wide"] < ac["wide"] ? " and " : "") (tok["wide"] < ac["wide"] ? "wide" : "")
+        if (behind != "") printf " On this CPU PyTorch under autocast trains the %s step faster than this project.", behind
+        print "" }' \
+    | wrap > "$blocks/bench-intel-note"
+
 # ---- the MPI tables, from their record: memory per rank, the gradient sum, the projection to more machines
 mpi_record=docs/bench/mpi.txt
 record_table() { awk -v head="$1" '$0 ~ head { p = 1 } p && /^$/ { exit } p' "$mpi_record"; }
