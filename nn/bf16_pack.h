@@ -24,13 +24,19 @@
 #define BF_MR 8
 #define BF_NR 32
 
-/* How a product runs: float32, or bfloat16 emulated, or on vdpbf16ps. */
-typedef enum { MM_F32 = 0, MM_BF16_EMULATED = 1, MM_BF16_HW = 2 } MatMode;
+/* How a product runs: float32; bfloat16 summed as vdpbf16ps sums, emulated
+ * or on it; bfloat16 summed as AMX's tile product sums, emulated or on it. */
+typedef enum { MM_F32 = 0, MM_BF16_EMULATED = 1, MM_BF16_HW = 2, MM_AMX_EMULATED = 3, MM_AMX_HW = 4 } MatMode;
 
 static inline MatMode mm_mode(Precision prec) {
-    if (prec != PRECISION_BF16) return MM_F32;
-    return bf16_hardware() ? MM_BF16_HW : MM_BF16_EMULATED;
+    if (prec == PRECISION_BF16) return bf16_hardware() ? MM_BF16_HW : MM_BF16_EMULATED;
+    if (prec == PRECISION_AMX) return amx_hardware() ? MM_AMX_HW : MM_AMX_EMULATED;
+    return MM_F32;
 }
+
+/* 1 when a mode's operands are converted on vcvtne2ps2bf16 (the same words
+ * as in plain C): every mode that runs on the hardware has it. */
+static inline int mm_converts_on_hw(MatMode mode) { return mode == MM_BF16_HW || mode == MM_AMX_HW; }
 
 /* Two consecutive k of an operand in one 32-bit word: k in the high half,
  * k + 1 in the low half. vdpbf16ps adds the high half's product to the
@@ -170,7 +176,7 @@ static inline __attribute__((always_inline)) void bf16_row_pairs(uint32_t *restr
                                                                   MatMode mode) {
     int full = kc / 2, p = 0;
 #if BF16_HW_COMPILED
-    if (mode == MM_BF16_HW) bf16_row_pairs_hw(words, src, full), p = full;
+    if (mm_converts_on_hw(mode)) bf16_row_pairs_hw(words, src, full), p = full;
 #endif
     (void)mode;
     for (; p < full; p++) words[p] = bf16_pair(src[2 * p], src[2 * p + 1]);
@@ -181,7 +187,7 @@ static inline __attribute__((always_inline)) void bf16_row_pairs(uint32_t *restr
 static inline __attribute__((always_inline)) void bf16_two_rows(uint32_t *restrict words, const float *first,
                                                                  const float *second, int n, MatMode mode) {
 #if BF16_HW_COMPILED
-    if (mode == MM_BF16_HW) {
+    if (mm_converts_on_hw(mode)) {
         bf16_two_rows_hw(words, first, second, n);
         return;
     }
@@ -216,7 +222,7 @@ static inline __attribute__((always_inline)) void mm_pack_a_bf16_body(uint32_t *
     *a_rs = 1, *a_ps = BF_MR;
     int p = 0;
 #if BF16_HW_COMPILED
-    if (mode == MM_BF16_HW && a.row_stride == 1 && rows == BF_MR)
+    if (mm_converts_on_hw(mode) && a.row_stride == 1 && rows == BF_MR)
         p = bf16_panel_pairs_hw(words, a.data + row0 + k0 * a.col_stride, a.col_stride, kc, sums);
 #endif
     for (; p < kp; p++) {
@@ -248,7 +254,7 @@ static inline __attribute__((always_inline)) void mm_pack_b_bf16_body(uint32_t *
         uint32_t *panel = block + (long)jp * kp;
         int width = cols - jp < BF_NR ? cols - jp : BF_NR;
 #if BF16_HW_COMPILED
-        if (b.row_stride == 1 && mode == MM_BF16_HW) {   /* 16 columns at once, turned in registers, zeros past width */
+        if (b.row_stride == 1 && mm_converts_on_hw(mode)) {   /* 16 columns at once, turned in registers, zeros past width */
             for (int h = 0; h < BF_NR; h += 16) {
                 int w = width - h < 0 ? 0 : width - h < 16 ? width - h : 16;
                 bf16_columns_hw(panel + h, w ? b.data + k0 + (col0 + jp + h) * b.col_stride : NULL, b.col_stride, w,
@@ -306,7 +312,7 @@ static void mm_pack_b_bf16_hw(uint32_t *restrict block, MatView b, long k0, int 
 static void mm_pack_a_bf16(uint32_t *restrict words, long *a_rs, long *a_ps, MatView a, long row0, int rows,
                            long k0, int kc, float *sums, MatMode mode) {
 #if BF16_HW_COMPILED
-    if (mode == MM_BF16_HW) {
+    if (mm_converts_on_hw(mode)) {
         mm_pack_a_bf16_hw(words, a_rs, a_ps, a, row0, rows, k0, kc, sums);
         return;
     }
@@ -318,7 +324,7 @@ static void mm_pack_a_bf16(uint32_t *restrict words, long *a_rs, long *a_ps, Mat
 static void mm_pack_b_bf16(uint32_t *restrict block, MatView b, long k0, int kc, long col0, int cols,
                            MatMode mode) {
 #if BF16_HW_COMPILED
-    if (mode == MM_BF16_HW) {
+    if (mm_converts_on_hw(mode)) {
         mm_pack_b_bf16_hw(block, b, k0, kc, col0, cols);
         return;
     }

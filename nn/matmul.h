@@ -383,16 +383,118 @@ static void bf16_kernel_hw(int kp, const uint32_t *restrict a, long a_rs, long a
 }
 #endif
 
+/* --precision amx: the same inputs, summed as AMX's tile product
+ * (tdpbf16ps) sums them, which tests/test_matmul.c checks on the hardware:
+ * k in chunks of 16 words (32 k) from the kernel's first word (a block's
+ * start, a multiple of 32); within a chunk the high halves' products (even
+ * k) in one chain and the low halves' (odd k) in another, from 0, each sum
+ * rounded to float and flushed; then the output += the two chains' sum,
+ * that sum and the output's each rounded and flushed. */
+#define AMX_WORDS 16
+_Static_assert(MM_KC % (2 * AMX_WORDS) == 0, "a k block starts at a whole chunk of 32 k");
+
+static void amx_kernel_emulated(int kp, const uint32_t *restrict a, long a_rs, long a_ps, const uint32_t *restrict b,
+                                const float *from, long from_ld, float *out, long out_ld) {
+    for (int i = 0; i < BF_MR; i++) {
+        float acc[BF_NR];
+        for (int j = 0; j < BF_NR; j++) acc[j] = bf16_flush(bf16_start(from, from_ld, i, j));
+        for (int p0 = 0; p0 < kp; p0 += AMX_WORDS) {
+            int end = kp - p0 < AMX_WORDS ? kp : p0 + AMX_WORDS;
+            float even[BF_NR] = {0}, odd[BF_NR] = {0};
+            for (int p = p0; p < end; p++) {
+                uint32_t w = a[i * a_rs + p * a_ps];
+                float a_hi = bf16_value((uint16_t)(w >> 16)), a_lo = bf16_value((uint16_t)w);
+                const uint32_t *bp = b + p * BF_NR;
+                for (int j = 0; j < BF_NR; j++) {
+                    even[j] = bf16_flush(fmaf(a_hi, bf16_value((uint16_t)(bp[j] >> 16)), even[j]));
+                    odd[j] = bf16_flush(fmaf(a_lo, bf16_value((uint16_t)bp[j]), odd[j]));
+                }
+            }
+            for (int j = 0; j < BF_NR; j++) acc[j] = bf16_flush(acc[j] + bf16_flush(even[j] + odd[j]));
+        }
+        for (int j = 0; j < BF_NR; j++) out[i * out_ld + j] = acc[j];
+    }
+}
+
+#if AMX_COMPILED
+/* The tiles: 0 and 1 the outputs' two halves of 16 columns (BF_MR rows),
+ * 2 a chunk of A (BF_MR rows of 16 words), 3 and 4 the chunk of B for each
+ * half (16 words x 16 columns). Tile shapes are a thread's state: each
+ * block of products sets them (mm_bf16_block). */
+typedef struct {
+    uint8_t palette, start_row, reserved[14];
+    uint16_t colsb[16];
+    uint8_t rows[16];
+} AmxConfig;
+
+__attribute__((target("amx-tile")))
+static void amx_configure(void) {
+    AmxConfig cfg;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.palette = 1;
+    for (int t = 0; t < 5; t++) cfg.colsb[t] = 64, cfg.rows[t] = t < 3 ? BF_MR : AMX_WORDS;
+    _tile_loadconfig(&cfg);
+}
+
+/* amx_kernel_emulated on the tiles. A chunk of fewer than 16 words, or of
+ * an A in panels, is copied first; the copy's missing words are -0 (A)
+ * times +0 (B), products that leave a chain as it was, as the emulation's
+ * shorter loop does. */
+__attribute__((target("amx-tile,amx-bf16")))
+static void amx_kernel_hw(int kp, const uint32_t *restrict a, long a_rs, long a_ps, const uint32_t *restrict b,
+                          const float *from, long from_ld, float *out, long out_ld) {
+    uint32_t a_chunk[BF_MR * AMX_WORDS], b_chunk[AMX_WORDS * BF_NR];
+    if (from) {
+        _tile_loadd(0, from, from_ld * (long)sizeof(float));
+        _tile_loadd(1, from + 16, from_ld * (long)sizeof(float));
+    } else {
+        _tile_zero(0);
+        _tile_zero(1);
+    }
+    for (int p0 = 0; p0 < kp; p0 += AMX_WORDS) {
+        int words = kp - p0 < AMX_WORDS ? kp - p0 : AMX_WORDS;
+        const uint32_t *a_src = a + (long)p0 * a_ps, *b_src = b + (long)p0 * BF_NR;
+        long a_stride = a_rs;
+        if (words < AMX_WORDS || a_ps != 1) {
+            for (int i = 0; i < BF_MR; i++)
+                for (int p = 0; p < AMX_WORDS; p++)
+                    a_chunk[i * AMX_WORDS + p] = p < words ? a[i * a_rs + (long)(p0 + p) * a_ps] : 0x80008000u;
+            a_src = a_chunk, a_stride = AMX_WORDS;
+        }
+        if (words < AMX_WORDS) {
+            memcpy(b_chunk, b_src, sizeof(uint32_t) * (size_t)(words * BF_NR));
+            memset(b_chunk + words * BF_NR, 0, sizeof(uint32_t) * (size_t)((AMX_WORDS - words) * BF_NR));
+            b_src = b_chunk;
+        }
+        _tile_loadd(2, a_src, a_stride * (long)sizeof(uint32_t));
+        _tile_loadd(3, b_src, BF_NR * (long)sizeof(uint32_t));
+        _tile_loadd(4, b_src + 16, BF_NR * (long)sizeof(uint32_t));
+        _tile_dpbf16ps(0, 2, 3);
+        _tile_dpbf16ps(1, 2, 4);
+    }
+    _tile_stored(0, out, out_ld * (long)sizeof(float));
+    _tile_stored(1, out + 16, out_ld * (long)sizeof(float));
+}
+#endif
+
 static void bf16_kernel(MatMode mode, int kp, const uint32_t *a, long a_rs, long a_ps, const uint32_t *b,
                         const float *from, long from_ld, float *out, long out_ld) {
+#if AMX_COMPILED
+    if (mode == MM_AMX_HW) {
+        amx_kernel_hw(kp, a, a_rs, a_ps, b, from, from_ld, out, out_ld);
+        return;
+    }
+#endif
 #if BF16_HW_COMPILED
     if (mode == MM_BF16_HW) {
         bf16_kernel_hw(kp, a, a_rs, a_ps, b, from, from_ld, out, out_ld);
         return;
     }
 #endif
-    (void)mode;
-    bf16_kernel_emulated(kp, a, a_rs, a_ps, b, from, from_ld, out, out_ld);
+    if (mode == MM_AMX_EMULATED || mode == MM_AMX_HW)
+        amx_kernel_emulated(kp, a, a_rs, a_ps, b, from, from_ld, out, out_ld);
+    else
+        bf16_kernel_emulated(kp, a, a_rs, a_ps, b, from, from_ld, out, out_ld);
 }
 
 /* All whole panels of BF_MR rows of A (M x K), packed by mm_pack_a_bf16
@@ -429,6 +531,9 @@ static void mm_bf16_block(float *c, long ldc, const float *from, long from_ld, M
     uint32_t a_panel[(MM_KC_MAX + 1) / 2 * BF_MR];
     float v[BF_MR * BF_NR];
     int kp = (kc + 1) / 2;
+#if AMX_COMPILED
+    if (mode == MM_AMX_HW) amx_configure();
+#endif
     for (long i0 = 0; i0 < M; i0 += BF_MR) {
         int rows = (int)(M - i0 < BF_MR ? M - i0 : BF_MR);
         long a_rs = a_ld, a_ps = 1;

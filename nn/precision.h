@@ -1,13 +1,14 @@
 /* precision.h: the precision of the products (docs/DESIGN.md §4): float32
- * throughout, or bfloat16 inputs with float32 accumulation; the rounding to
- * bfloat16, and whether this CPU multiplies bfloat16 pairs itself. */
+ * throughout, or bfloat16 inputs with float32 accumulation, summed as
+ * vdpbf16ps sums them (bf16) or as AMX's tile product does (amx); the
+ * rounding to bfloat16, and whether this CPU runs either itself. */
 #ifndef PRECISION_H
 #define PRECISION_H
 
 #include <stdint.h>
 #include <string.h>
 
-typedef enum { PRECISION_FP32 = 0, PRECISION_BF16 = 1 } Precision;
+typedef enum { PRECISION_FP32 = 0, PRECISION_BF16 = 1, PRECISION_AMX = 2 } Precision;
 
 /* x rounded to bfloat16 (float32's sign, exponent and top 7 fraction bits)
  * to nearest, ties to even. Magnitudes below float's smallest normal
@@ -47,6 +48,34 @@ static inline int bf16_hardware(void) {
 #if BF16_HW_COMPILED
     return __builtin_cpu_supports("avx512bf16") && __builtin_cpu_supports("avx512f") &&
            __builtin_cpu_supports("avx512bw");   /* the conversions' interleave (bf16_pack.h) */
+#else
+    return 0;
+#endif
+}
+
+/* The compilers that know AMX's intrinsics (_tile_dpbf16ps), on Linux,
+ * whose kernel hands out the tile registers on request. */
+#if BF16_HW_COMPILED && defined(__linux__) && \
+    ((defined(__clang__) && __clang_major__ >= 12) || (!defined(__clang__) && defined(__GNUC__) && __GNUC__ >= 11))
+#define AMX_COMPILED 1
+#include <cpuid.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#else
+#define AMX_COMPILED 0
+#endif
+
+/* 1 when this CPU has AMX's tiles and bfloat16 products (CPUID leaf 7:
+ * AMX-BF16 and AMX-TILE) and the kernel lets this process use them (the
+ * request is granted once and then holds; asking again is cheap). The
+ * packing's conversions need AVX-512 BF16 as well. 0 means --precision amx
+ * is emulated in plain float arithmetic, the same bytes, slower. */
+static inline int amx_hardware(void) {
+#if AMX_COMPILED
+    unsigned eax, ebx, ecx, edx;
+    if (!bf16_hardware() || !__get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx)) return 0;
+    if (!(edx & (1u << 22)) || !(edx & (1u << 24))) return 0;
+    return syscall(SYS_arch_prctl, 0x1023 /* ARCH_REQ_XCOMP_PERM */, 18 /* XFEATURE_XTILEDATA */) == 0;
 #else
     return 0;
 #endif

@@ -17,7 +17,11 @@
  * zeros, infinities and subnormal accumulators: the same bits; and the
  * operands' conversion on vcvtne2ps2bf16 against bf16_pair, on floats of
  * every kind, inputs ending at an unreadable page: the same words; and
- * the packed panels of A and B on it against the emulated mode's. */
+ * the packed panels of A and B on it against the emulated mode's.
+ *
+ * And in --precision amx: the reference sums as AMX's tile product does
+ * (amx_chain, from the rule), emulated and on the tiles; then the
+ * emulation against tdpbf16ps on words of every kind. */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -58,17 +62,42 @@ static float round_bf16_by_hand(float x) {
     return (float)(r * ulp);
 }
 
+/* Below float's smallest normal, a zero of the same sign. */
+static float flush_by_hand(float x) { return fabsf(x) < 0x1p-126f ? copysignf(0.0f, x) : x; }
+
+/* AMX's tile product, as its rule reads (docs/DESIGN.md §4): k in chunks of
+ * 32 from 0; in each, the products of even k summed in one chain and those
+ * of odd k in another, from 0, each sum rounded and flushed; then the
+ * output plus the two chains' sum, each sum rounded and flushed. */
+static float amx_chain(float acc, MatView a, MatView b, long i, long j, long K) {
+    acc = flush_by_hand(acc);
+    for (long k0 = 0; k0 < K; k0 += 32) {
+        float even = 0.0f, odd = 0.0f;
+        for (long k = k0; k < K && k < k0 + 32; k++) {
+            float x = mat_at(a, i, k), y = mat_at(b, k, j);
+            if (k % 2 == 0) even = flush_by_hand(fmaf(x, y, even));
+            else odd = flush_by_hand(fmaf(x, y, odd));
+        }
+        acc = flush_by_hand(acc + flush_by_hand(even + odd));
+    }
+    return acc;
+}
+
 /* In bfloat16, a and b hold the inputs already rounded by hand: the
  * product of two is exact, so fmaf adds it with the one rounding of
- * vdpbf16ps's sum. */
+ * vdpbf16ps's sum; AMX's sums go by amx_chain. */
 static void reference(float *c, MatView a, MatView b, const float *bias, MatInit init, long M, long N, long K,
-                      int bf16) {
+                      MatMode mode) {
     for (long i = 0; i < M; i++) {
         for (long j = 0; j < N; j++) {
             float acc = init == MM_BIAS ? bias[j] : init == MM_ZERO ? 0.0f : c[i * N + j];   /* MM_START: c holds start */
+            if (mode == MM_AMX_EMULATED || mode == MM_AMX_HW) {
+                c[i * N + j] = amx_chain(acc, a, b, i, j, K);
+                continue;
+            }
             for (long k = 0; k < K; k++) {
                 float x = mat_at(a, i, k), y = mat_at(b, k, j);
-                acc = bf16 ? fmaf(x, y, acc) : MM_FMA(x, y, acc);
+                acc = mode != MM_F32 ? fmaf(x, y, acc) : MM_FMA(x, y, acc);
             }
             c[i * N + j] = acc;
         }
@@ -124,7 +153,8 @@ static void check_row_sums_shapes(MatMode mode, const char *name) {
 static long check_products(MatMode mode, int trials) {
     uint32_t state = 7;
     long mismatched_trials = 0;
-    const char *name = mode == MM_F32 ? "fp32" : mode == MM_BF16_HW ? "bf16 vdpbf16ps" : "bf16 emulated";
+    const char *name = mode == MM_F32 ? "fp32" : mode == MM_BF16_HW ? "bf16 vdpbf16ps" : mode == MM_BF16_EMULATED
+                                                                      ? "bf16 emulated" : mode == MM_AMX_HW ? "amx tiles" : "amx emulated";
     for (int trial = 0; trial < trials; trial++) {
         int large = trial >= trials / 2;
         long M = 1 + random_below(&state, large ? 200 : 40);
@@ -152,7 +182,7 @@ static long check_products(MatMode mode, int trials) {
         for (long i = 0; i < M * K; i++) a_round[i] = mode == MM_F32 ? a_data[i] : round_bf16_by_hand(a_data[i]);
         for (long i = 0; i < K * N; i++) b_round[i] = mode == MM_F32 ? b_data[i] : round_bf16_by_hand(b_data[i]);
         make_views(layout, a_round, b_round, M, N, K, &a_ref, &b_ref);
-        reference(expected, a_ref, b_ref, bias, init, M, N, K, mode != MM_F32);
+        reference(expected, a_ref, b_ref, bias, init, M, N, K, mode);
         const float *bias_arg = init == MM_BIAS ? bias : init == MM_START ? start : NULL;
         /* serial, then threaded at 1 and 2 threads: all must equal the reference */
         /* variants 4 and 5: relu, then sum, in place (C keeps the result instead of the product) */
@@ -330,6 +360,50 @@ static void check_emulation(void) {
            "starts) bit-identical to vdpbf16ps: %s\n", total, differ ? "NO" : "yes");
 }
 
+#if AMX_COMPILED
+/* AMX's emulation against its tiles, as check_emulation: random words of
+ * every exponent, 1 to 40 of them (chunks whole and cut short), A in rows
+ * and in panels, starting values of every kind. */
+static void check_amx_emulation(void) {
+    uint32_t state = 9;
+    long differ = 0, total = 0;
+    for (int trial = 0; trial < 3000; trial++) {
+        int kp = 1 + (int)random_below(&state, 40), panels = trial % 2;
+        uint32_t a[40 * BF_MR], b[40 * BF_NR];
+        float hw[BF_MR * BF_NR], emu[BF_MR * BF_NR];
+        int narrow = trial % 3 == 0;
+        for (int i = 0; i < kp * BF_MR; i++) {
+            uint16_t x = random_bf16(&state), y = random_bf16(&state);
+            if (narrow) x = (uint16_t)((x & 0x807f) | (120 + x % 16) << 7), y = (uint16_t)((y & 0x807f) | (120 + y % 16) << 7);
+            a[i] = (uint32_t)x << 16 | y;
+        }
+        for (int i = 0; i < kp * BF_NR; i++) {
+            uint16_t x = random_bf16(&state), y = random_bf16(&state);
+            if (narrow) x = (uint16_t)((x & 0x807f) | (120 + x % 16) << 7), y = (uint16_t)((y & 0x807f) | (120 + y % 16) << 7);
+            b[i] = (uint32_t)x << 16 | y;
+        }
+        for (int i = 0; i < BF_MR * BF_NR; i++) {
+            uint32_t r = next_random(&state), u = r % 4 == 0 ? (r & 0x807fffffu) : r % 4 == 1 ? (r & 0x80000000u)
+                                                                                               : r << 8 ^ r;
+            memcpy(&hw[i], &u, sizeof u);
+            if (isnan(hw[i])) hw[i] = 1.0f;
+        }
+        memcpy(emu, hw, sizeof hw);
+        long rs = panels ? 1 : kp, ps = panels ? BF_MR : 1;
+        amx_configure();
+        amx_kernel_hw(kp, a, rs, ps, b, hw, BF_NR, hw, BF_NR);
+        amx_kernel_emulated(kp, a, rs, ps, b, emu, BF_NR, emu, BF_NR);
+        for (int i = 0; i < BF_MR * BF_NR; i++) {
+            total++;
+            differ += !(isnan(hw[i]) && isnan(emu[i])) && memcmp(&hw[i], &emu[i], sizeof(float)) != 0;
+        }
+    }
+    CHECK(differ == 0, "the AMX emulation differs from the tiles in %ld of %ld outputs", differ, total);
+    printf("REPORT amx emulation: %ld outputs of random words (every exponent, zeros, infinities, subnormal "
+           "starts, 1-40 words) bit-identical to tdpbf16ps: %s\n", total, differ ? "NO" : "yes");
+}
+#endif
+
 /* A float of any kind: normal, subnormal, zero, infinity, NaN (quiet or
  * signalling), or a tie between two bfloat16 (low 16 bits 0x8000). */
 static float random_float_bits(uint32_t *state) {
@@ -475,6 +549,21 @@ int main(void) {
     }
 #else
     printf("REPORT matmul bf16 vdpbf16ps: not checked, this compiler has no AVX-512 BF16 (the emulation was)\n");
+#endif
+    mismatched = check_products(MM_AMX_EMULATED, trials);
+    printf("REPORT matmul amx emulated: %d random products x (1 thread, 2 threads, epilogue, in place) bit-identical "
+           "to AMX's rule by hand on inputs rounded by hand: %s\n", trials, mismatched ? "NO" : "yes");
+#if AMX_COMPILED
+    if (amx_hardware()) {
+        mismatched = check_products(MM_AMX_HW, trials);
+        printf("REPORT matmul amx tiles: %d random products bit-identical to the same rule: %s\n", trials,
+               mismatched ? "NO" : "yes");
+        check_amx_emulation();
+    } else {
+        printf("REPORT matmul amx tiles: not checked, this CPU or kernel has no AMX (the emulation was)\n");
+    }
+#else
+    printf("REPORT matmul amx tiles: not checked, this compiler has no AMX (the emulation was)\n");
 #endif
     return check_summary("test_matmul");
 }
