@@ -9,7 +9,7 @@ static const char *const ACTIVATION_NAMES[] = {"relu", "gelu"};
 static const char *const NORM_NAMES[] = {"post", "pre"};
 static const char *const POOL_NAMES[] = {"mean", "cls"};
 static const char *const PE_NAMES[] = {"sinusoidal", "learned", "none"};
-static const char *const PRECISION_NAMES[] = {"fp32", "bf16"};
+static const char *const PRECISION_NAMES[] = {"fp32", "bf16", "amx"};
 
 static int parse_name(const char *s, const char *const *names, int count) {
     for (int i = 0; s && i < count; i++)

@@ -347,9 +347,9 @@ static int prepare(Trainer *t, const char *data_path, int resume, int argc, char
         if (epochs_auto) t->resolved.epochs = t->corpus.epochs;
         if (cycle_auto) t->resolved.cycle = t->corpus.cycle;
         if (t->precision_auto) {   /* rank 0's CPU decides for every rank, so that they agree */
-            double bf16 = options_precision(t->o) == PRECISION_BF16;
-            dist_share_rank0(t->dist, &bf16, 1);
-            t->resolved.precision = precision_name(bf16 != 0.0 ? PRECISION_BF16 : PRECISION_FP32);
+            double chosen = (double)options_precision(t->o);
+            dist_share_rank0(t->dist, &chosen, 1);
+            t->resolved.precision = precision_name((Precision)(int)chosen);
         }
         t->o = &t->resolved;
     }
@@ -398,11 +398,14 @@ static void print_intro(const Trainer *t, int resume) {
            "%d step%s per epoch", t->model->n_params, t->o->d_model, t->o->heads, t->o->heads == 1 ? "" : "s",
            t->o->layers, t->o->layers == 1 ? "" : "s", t->o->d_ff, t->o->norm, head, none ? "no" : t->o->pe,
            t->steps_per_epoch, t->steps_per_epoch == 1 ? "" : "s");
-    if (t->model->cfg.precision == PRECISION_BF16)
+    if (t->model->cfg.precision == PRECISION_AMX)
+        printf("; amx products%s", !amx_hardware() ? " (emulated: this CPU or kernel lacks AMX, much slower)"
+                                   : t->precision_auto ? " (auto: this CPU has AMX)" : "");
+    else if (t->model->cfg.precision == PRECISION_BF16)
         printf("; bf16 products%s", !bf16_hardware() ? " (emulated: this CPU lacks AVX-512 BF16, slower)"
                                     : t->precision_auto ? " (auto: this CPU has AVX-512 BF16)" : "");
     else if (t->precision_auto && bf16_hardware())
-        printf("; fp32 products (auto: on this CPU AVX-512 BF16 is no faster than float32)");
+        printf("; fp32 products (auto: on this CPU AVX-512 BF16 is no faster than float32, and it has no AMX or the kernel does not grant it)");
     else if (t->precision_auto)
         printf("; fp32 products (auto: no AVX-512 BF16 on this CPU, or not in this build)");
     if (t->dist->size > 1)

@@ -45,10 +45,11 @@ const OptionSpec OPTION_TABLE[] = {
     {"norm", OPT_CHOICE, OFF(norm), "post", 0, 0, "post|pre", "LayerNorm after (post) or before (pre) each sub-layer", 1},
     {"pool", OPT_CHOICE, OFF(pool), "mean", 0, 0, "mean|cls", "pooling: mean over tokens, or the [CLS] position", 1},
     {"pe", OPT_CHOICE, OFF(pe), "sinusoidal", 0, 0, "sinusoidal|learned|none", "positional encoding", 1},
-    {"precision", OPT_CHOICE, OFF(precision), "auto", 0, 0, "auto|fp32|bf16",
+    {"precision", OPT_CHOICE, OFF(precision), "auto", 0, 0, "auto|fp32|bf16|amx",
      "the matrix products' inputs: fp32, or bf16 (rounded to bfloat16, summed in float32; on AVX-512 BF16, "
-     "emulated elsewhere); weights, optimizer and checkpoints stay float32. auto: bf16 on a CPU whose AVX-512 "
-     "BF16 outruns its float32 (AMD's), else fp32 (run.json records the one chosen). predict, eval and trace use the model's recorded "
+     "emulated elsewhere), or amx (the same inputs, summed as AMX's tile product sums them; on AMX, emulated "
+     "elsewhere); weights, optimizer and checkpoints stay float32. auto: bf16 on a CPU whose AVX-512 "
+     "BF16 outruns its float32 (AMD's), amx on one with AMX (Intel's), else fp32 (run.json records the one chosen). predict, eval and trace use the model's recorded "
      "precision unless this is given; training's default:", 1},
     {"tokenizer", OPT_CHOICE, OFF(tokenizer), "bpe", 0, 0, "bpe|word|char",
      "bpe: subwords learned from the training texts; word: words; char: characters", 1},

@@ -24,7 +24,7 @@ typedef struct {
     int max_len;                 /* 0: auto, resolved from the training data */
     double dropout;
     const char *activation, *norm, *pool, *pe;
-    const char *precision;       /* of the products: auto, fp32 or bf16 (docs/DESIGN.md §4); a run resolves auto */
+    const char *precision;       /* of the products: auto, fp32, bf16 or amx (docs/DESIGN.md §4); a run resolves auto */
     /* training */
     int epochs, batch_size, patience, threads, stop_after;
     int accum_steps;    /* micro-batches a rank's share of a batch goes through before one step */

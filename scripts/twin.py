@@ -161,7 +161,7 @@ def config_from_metadata(meta, tensors=None):
     cfg["max_len"] = get("max_len", int, lambda: int(tensors["pos_embedding.weight"].shape[0]))
     cfg["emb_scale"] = get("emb_scale", float, lambda: math.sqrt(cfg["d_model"]))
     cfg["precision"] = get("precision", str, lambda: "fp32")   # absent: float32 (docs/DESIGN.md §4)
-    if cfg["precision"] not in ("fp32", "bf16"):
+    if cfg["precision"] not in ("fp32", "bf16", "amx"):
         raise ValueError(f"unknown precision {cfg['precision']!r}")
     return cfg
 
@@ -250,7 +250,7 @@ class Twin(nn.Module):
         x = self.embed(tokens) if x is None else x
         x = masked_dropout(x, tokens, self.cfg["dropout"], self.training)
         pad = tokens == PAD
-        if self.cfg.get("precision") == "bf16":
+        if self.cfg.get("precision") in ROUNDED:
             return self.encode_written_out(x, pad)
         return self.encoder(x, src_key_padding_mask=pad)
 
@@ -262,7 +262,7 @@ class Twin(nn.Module):
 
     def linear(self, x, weight, bias):
         """F.linear, or with bfloat16 products in a bf16 model."""
-        return linear_bf16(x, weight, bias) if self.cfg.get("precision") == "bf16" else F.linear(x, weight, bias)
+        return linear_bf16(x, weight, bias) if self.cfg.get("precision") in ROUNDED else F.linear(x, weight, bias)
 
     def mlm_logits(self, tokens, targets):
         """Vocabulary logits at the selected positions (targets >= 0), row-major order."""
@@ -377,7 +377,7 @@ def check_mlm_case(case_dir, model_path, batch, bmeta, dtype, tol):
           and adamw_diff <= tol["adamw"])
     summary = {"logits": logits_diff, "loss": loss_diff, "eval": None, "adamw": adamw_diff,
                "worst": worst, "cfg": cfg, "losses": losses}
-    if cfg["precision"] == "bf16":
+    if cfg["precision"] in ROUNDED:
         def c_distance(twin):
             p = torch.softmax(twin.mlm_logits(tokens, targets).detach().double(), -1).numpy()
             return float(np.max(np.abs(p - batch["mlm_probs"])))
@@ -475,7 +475,7 @@ def check_case(case_dir, dtype, tol):
           and worst[1] <= tol["grad"] and adamw_diff <= tol["adamw"] and swa_diff <= tol.get("swa", tol["logits"]))
     summary = {"logits": logits_diff, "loss": loss_diff, "eval": eval_diff, "adamw": adamw_diff,
                "swa": swa_diff, "worst": worst, "cfg": cfg, "losses": losses}
-    if cfg["precision"] == "bf16":
+    if cfg["precision"] in ROUNDED:
         def c_distance(twin):
             return float(np.max(np.abs(twin(tokens).detach().double().numpy() - batch["logits"])))
         ok = bf16_evidence(model_path, dtype, tokens, c_distance, summary) and ok
@@ -501,6 +501,10 @@ def check_case(case_dir, dtype, tol):
 # 6e-3 and 2e-2). They are held to 8u = 2^-5, which catches a wrong update, not the rounding.
 # So that the check sees the rounding itself, the twin with it must also land at least
 # BF16_EVIDENCE_RATIO times closer to the C side's logits than the same twin without it.
+# The amx_ cases: the same rounded inputs, summed on the C side as AMX's tile product sums them
+# (two chains per 32 k, then added; docs/DESIGN.md §4): another order of float32 sums, as far from
+# the twin's order as bf16's, so the same tolerances and the same argument hold.
+ROUNDED = ("bf16", "amx")
 BF16_TOL = {"logits": 2.0 ** -10, "loss": 2.0 ** -10, "grad": 2.0 ** -10, "adamw": 2.0 ** -5, "swa": 2.0 ** -5}
 BF16_EVIDENCE_RATIO = 4
 BF16_WRITTEN_OUT_TOL = 1e-5   # float32 rounding: the written-out layers are the layer itself
@@ -510,7 +514,7 @@ def cmd_check(args):
     dtype = {"float32": torch.float32, "float64": torch.float64}[args.dtype]
     # 10-30x the float32 rounding seen (logits 4e-7, gradients 2e-6): a planted tanh GELU or LayerNorm eps
     # fails here (README, How it is tested); AdamW keeps 1e-4, as ten pretraining steps drift by 1.5e-5.
-    tol = {"fp32": {"logits": 1e-5, "loss": 1e-5, "grad": 2e-5, "adamw": 1e-4}, "bf16": BF16_TOL}
+    tol = {"fp32": {"logits": 1e-5, "loss": 1e-5, "grad": 2e-5, "adamw": 1e-4}, "bf16": BF16_TOL, "amx": BF16_TOL}
     cases = sorted(c for c in os.listdir(args.dir)
                    if os.path.isfile(os.path.join(args.dir, c, "batch.safetensors")))
     if not cases:
@@ -520,7 +524,7 @@ def cmd_check(args):
     n_fail = 0
     rows = []
     print(f"twin check: {len(cases)} cases, twin in {args.dtype}; tolerances: logits/loss/adamw "
-          f"{tol['fp32']['logits']:g} abs, gradients {tol['fp32']['grad']:g} relative; bf16_ cases (bfloat16 "
+          f"{tol['fp32']['logits']:g} abs, gradients {tol['fp32']['grad']:g} relative; bf16_ and amx_ cases (bfloat16 "
           f"products on both sides): logits/loss {BF16_TOL['logits']:g}, adamw/swa {BF16_TOL['adamw']:g} abs, "
           f"gradients {BF16_TOL['grad']:g} relative, and the twin without the rounding at least "
           f"{BF16_EVIDENCE_RATIO}x farther from the C side")
@@ -530,7 +534,7 @@ def cmd_check(args):
         except Exception as e:  # a broken file fails its case; the others still run
             ok, s, grads = False, {"error": f"{type(e).__name__}: {e}"}, []
         n_fail += 0 if ok else 1
-        limit = tol["bf16" if case.startswith("bf16_") else "fp32"]["grad"]
+        limit = tol["fp32" if not case.startswith(("bf16_", "amx_")) else "bf16"]["grad"]
         for name, err in grads:
             flag = "" if err <= limit else "  <-- FAIL"
             print(f"  grad {case:<16} {name:<42} {err:.3e}{flag}")
@@ -549,8 +553,10 @@ def cmd_check(args):
               f"{num(s['adamw'], 13)} {num(s.get('swa'), 10)} {num(worst[0], 14)}  {'PASS' if ok else 'FAIL'}    "
               f"{worst[1]}")
         if "fp32_twin" in s:
-            print(f"REPORT {case:<16} bf16: the twin without the rounding lands {s['fp32_twin']:.2e} from the C side "
-                  f"({s['fp32_twin'] / max(s['logits'], 1e-30):.0f}x farther); written-out layers vs "
+            farther = (f"{s['fp32_twin'] / s['logits']:.0f}x farther" if s['logits'] > 0
+                       else "the twin with it lands exactly on the C side")
+            print(f"REPORT {case:<16} {s['cfg']['precision']}: the twin without the rounding lands {s['fp32_twin']:.2e} "
+                  f"from the C side ({farther}); written-out layers vs "
                   f"nn.TransformerEncoder {s['written_out']:.1e}")
     print(f"REPORT twin check ({args.dtype}): {len(cases) - n_fail}/{len(cases)} cases pass")
     return 1 if n_fail else 0

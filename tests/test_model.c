@@ -592,11 +592,12 @@ static void test_evaluate_checks_batches(void) {
 /* evaluate() runs the examples in order of length; each example's
  * probabilities and loss must be those it gets evaluated alone (padding
  * invariance: its batch and padding change none of its bits), the loss
- * their mean, in both precisions. */
+ * their mean, in every precision. */
 static void test_evaluate_order(void) {
-    for (int prec = 0; prec < 2; prec++) {
+    const Precision precs[] = {PRECISION_FP32, PRECISION_BF16, PRECISION_AMX};
+    for (int prec = 0; prec < 3; prec++) {
         ModelConfig cfg = small_config();
-        cfg.precision = prec ? PRECISION_BF16 : PRECISION_FP32;
+        cfg.precision = precs[prec];
         char err[256] = "";
         Model *m = model_create(&cfg, 4, err, sizeof err);   /* batches of 4 */
         if (!m) { CHECK(0, "model_create: %s", err); return; }

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# test_precision.sh: --precision bf16 (docs/DESIGN.md §4) trains byte-identically at 1 and 2 threads and
+# test_precision.sh: --precision bf16 and amx (docs/DESIGN.md §4) train byte-identically at 1 and 2 threads and
 # under --stop-after/--resume, pretraining too; it is recorded in run.json, the header line and the
-# checkpoint (float32 checkpoints keep no precision key); the default, auto, is bf16 exactly where the
-# CPU has AVX-512 BF16 and is AMD's (elsewhere bf16 is no faster) and says so; predict runs a model in its own precision unless told otherwise;
-# a bad value is refused.
+# checkpoint (float32 checkpoints keep no precision key); the default, auto, is bf16 where the CPU has
+# AVX-512 BF16 and is AMD's, amx where it has AVX-512 BF16 and AMX's tiles, fp32 elsewhere, and says so;
+# predict runs a model in its own precision unless told otherwise; a bad value is refused.
 source "$(dirname "$0")/lib.sh"
 TRAIN=$PWD/train
 [ -x "$TRAIN" ] || { echo "FAIL: $TRAIN is not built (run make test)"; exit 1; }
@@ -55,20 +55,56 @@ else
         fail "checkpoint metadata precision: bf16 run '$got', fp32 run '$f32' (want bf16, absent)"
 fi
 
+# ------------------------------------------------------------ amx
+# AMX's sums (docs/DESIGN.md §4): on AMX's tiles where /proc/cpuinfo lists them, emulated elsewhere
+# (the same bytes: test_matmul); byte-identical at 1 and 2 threads and when stopped and resumed,
+# other bytes than bf16's and fp32's; recorded, and named in the header as the run it is
+"$TRAIN" "$tmp/order.tsv" "${MODEL[@]}" --epochs 3 --precision amx --threads 1 --out "$tmp/x1" >/dev/null ||
+    fail "amx training at 1 thread failed"
+"$TRAIN" "$tmp/order.tsv" "${MODEL[@]}" --epochs 3 --precision amx --threads 2 --stop-after 1 --out "$tmp/x2" \
+    >"$tmp/x2.out" && "$TRAIN" --resume "$tmp/x2" --quiet >/dev/null || fail "amx --stop-after 1 then --resume failed"
+if cmp -s "$tmp/x1/model.safetensors" "$tmp/x2/model.safetensors" && diff -q <(metrics "$tmp/x1") <(metrics "$tmp/x2") >/dev/null; then
+    pass "amx: --threads 1, and --threads 2 stopped after epoch 1 and resumed, byte-identical"
+else
+    fail "amx: --threads 1 and a resumed --threads 2 run differ"
+fi
+! cmp -s "$tmp/x1/model.safetensors" "$tmp/t2/model.safetensors" && ! cmp -s "$tmp/x1/model.safetensors" "$tmp/f32/model.safetensors" &&
+    pass "amx trains other bytes than bf16 and fp32 (its sums run in another order)" ||
+    fail "amx trained the bytes of bf16 or fp32: --precision amx had no effect"
+acc=$(awk -F, 'NR > 1 { a = $5 } END { print a }' "$tmp/x1/metrics.csv")
+awk -v a="$acc" 'BEGIN { exit !(a > 0.7) }' && pass "amx learns word order: validation accuracy $acc after 3 epochs" ||
+    fail "amx validation accuracy $acc after 3 epochs"
+grep -q '"precision": "amx"' "$tmp/x1/run.json" && pass "run.json records precision amx" || fail "run.json does not record amx"
+if grep -qw avx512_bf16 /proc/cpuinfo 2>/dev/null && grep -qw amx_bf16 /proc/cpuinfo && grep -qw amx_tile /proc/cpuinfo; then
+    grep -q '; amx products$' "$tmp/x2.out" && pass "the header names the amx products (on this CPU's tiles)" ||
+        fail "the header of an amx run on an AMX CPU: $(grep '^model' "$tmp/x2.out")"
+else
+    grep -q '; amx products (emulated' "$tmp/x2.out" && pass "the header names the amx products, emulated on this CPU" ||
+        fail "the header of an amx run without AMX: $(grep '^model' "$tmp/x2.out")"
+fi
+if command -v python3 >/dev/null; then
+    got=$(meta "$tmp/x1/model.safetensors" precision)
+    [ "$got" = amx ] && pass "checkpoint metadata: precision amx" || fail "checkpoint metadata precision of an amx run: '$got'"
+fi
+
 # ------------------------------------------------------------ the default: auto
 # bf16 where the CPU has the instructions and they outrun float32 (AMD's; an Intel core runs them at
-# half its float32 rate), fp32 elsewhere: /proc/cpuinfo's answer, independent of the program's own
-# test; the header says which and why, run.json records the choice
+# half its float32 rate), amx where it has AMX's tiles (and AVX-512 BF16, for the packing), fp32
+# elsewhere: /proc/cpuinfo's answer, independent of the program's own test (which also asks the kernel
+# for the tiles' state; a kernel that refuses it would fail here, not pass); the header says which and
+# why, run.json records the choice
 "$TRAIN" "$tmp/order.tsv" "${MODEL[@]}" --epochs 3 --threads 2 --out "$tmp/auto" >"$tmp/auto.out" ||
     fail "training with the default precision failed"
 if grep -qw avx512_bf16 /proc/cpuinfo 2>/dev/null && grep -q '^vendor_id.*AuthenticAMD' /proc/cpuinfo; then
-    want=bf16 other=f32 why="this CPU has AVX-512 BF16"
+    want=bf16 same=t2 other=f32 why="this CPU has AVX-512 BF16"
+elif grep -qw avx512_bf16 /proc/cpuinfo 2>/dev/null && grep -qw amx_bf16 /proc/cpuinfo && grep -qw amx_tile /proc/cpuinfo; then
+    want=amx same=x1 other=f32 why="this CPU has AMX"
 elif grep -qw avx512_bf16 /proc/cpuinfo 2>/dev/null; then
-    want=fp32 other=t2 why="on this CPU AVX-512 BF16 is no faster than float32"
+    want=fp32 same=f32 other=t2 why="on this CPU AVX-512 BF16 is no faster than float32, and it has no AMX"
 else
-    want=fp32 other=t2 why="no AVX-512 BF16 on this CPU, or not in this build"
+    want=fp32 same=f32 other=t2 why="no AVX-512 BF16 on this CPU, or not in this build"
 fi
-if cmp -s "$tmp/auto/model.safetensors" "$tmp/$([ $want = bf16 ] && echo t2 || echo f32)/model.safetensors" &&
+if cmp -s "$tmp/auto/model.safetensors" "$tmp/$same/model.safetensors" &&
     ! cmp -s "$tmp/auto/model.safetensors" "$tmp/$other/model.safetensors"; then
     pass "the default precision trains the bytes of --precision $want on this CPU"
 else
@@ -125,6 +161,15 @@ p_f32=$("$TRAIN" predict --model "$tmp/t2" --probs --precision fp32 "${texts[@]}
 "$TRAIN" eval --model "$tmp/t2" --precision fp32 "$tmp/order.tsv" >/dev/null && pass "eval takes --precision" ||
     fail "eval --precision fp32 failed"
 
+# an amx model's own precision
+p_own=$("$TRAIN" predict --model "$tmp/x1" --probs "${texts[@]}")
+p_amx=$("$TRAIN" predict --model "$tmp/x1" --probs --precision amx "${texts[@]}")
+p_f32=$("$TRAIN" predict --model "$tmp/x1" --probs --precision fp32 "${texts[@]}")
+# (bf16's probabilities differ from amx's below the 6 printed digits: only fp32 is told apart here)
+[ -n "$p_own" ] && [ "$p_own" = "$p_amx" ] && [ "$p_own" != "$p_f32" ] &&
+    pass "predict runs an amx model with rounded inputs unless --precision fp32 is given" ||
+    fail "predict's precision of an amx model: own '$p_own', amx '$p_amx', fp32 '$p_f32'"
+
 # ------------------------------------------------------------ pretraining
 awk -F'\t' '{ print $2 }' "$tmp/order.tsv" >"$tmp/texts.txt"
 PRE=(--d-model 32 --heads 2 --d-ff 64 --layers 1 --max-len 24 --batch-size 16 --epochs 2 --precision bf16 --quiet)
@@ -137,7 +182,7 @@ cmp -s "$tmp/p1/model.safetensors" "$tmp/p2/model.safetensors" &&
 # ------------------------------------------------------------ bad input
 "$TRAIN" "$tmp/order.tsv" --precision fp16 --out "$tmp/bad" >/dev/null 2>"$tmp/bad.err"
 rc=$?
-[ $rc -eq 2 ] && grep -q "precision.*auto|fp32|bf16" "$tmp/bad.err" && pass "--precision fp16 refused (exit 2), naming auto|fp32|bf16" ||
+[ $rc -eq 2 ] && grep -q "precision.*auto|fp32|bf16|amx" "$tmp/bad.err" && pass "--precision fp16 refused (exit 2), naming auto|fp32|bf16|amx" ||
     fail "--precision fp16: exit $rc, $(cat "$tmp/bad.err")"
 
 finish test_precision

@@ -1,5 +1,6 @@
-/* tool_amx.c: can AMX's tile product serve --precision bf16? Prints two
- * lines: how many outputs of random 16 x 16 products (k = 128, the inputs'
+/* tool_amx.c: can AMX's tile product serve --precision bf16? (No: it has
+ * its own rule, --precision amx, which tests/test_matmul.c checks.) Prints
+ * two lines: how many outputs of random 16 x 16 products (k = 128, the inputs'
  * exponents spread over 32 binades, one in 16 of them subnormal or zero,
  * and some starting values subnormal) tdpbf16ps gives other than the
  * bf16 mode's rule (docs/DESIGN.md §4.8: pairs of k added one product at a
@@ -8,7 +9,7 @@
  * of tile products on one thread. Exits 0 with a "not run" line where the
  * CPU, the OS or the compiler has no AMX. For scripts/cpu-rates.sh. */
 #ifndef _GNU_SOURCE
-#define _GNU_SOURCE   /* clock_gettime, syscall */
+#define _GNU_SOURCE   /* clock_gettime */
 #endif
 #include <float.h>
 #include <math.h>
@@ -19,14 +20,8 @@
 
 #include "nn/precision.h"
 
-#if defined(__x86_64__) && defined(__linux__) && \
-    ((defined(__clang__) && __clang_major__ >= 12) || (!defined(__clang__) && defined(__GNUC__) && __GNUC__ >= 11))
+#if AMX_COMPILED   /* nn/precision.h: a compiler and system with AMX */
 #include <immintrin.h>
-#include <sys/syscall.h>
-#include <unistd.h>
-#define AMX_COMPILED 1
-#else
-#define AMX_COMPILED 0
 #endif
 
 enum { ROWS = 16, COLS = 16, WORDS = 64 };   /* C 16 x 16, A 16 x 64 words (k = 128), B 64 x 16 words */
@@ -82,8 +77,7 @@ static double seconds(void) {
 
 int main(void) {
 #if AMX_COMPILED
-    if (!__builtin_cpu_supports("avx512f") || syscall(SYS_arch_prctl, 0x1023 /* ARCH_REQ_XCOMP_PERM */,
-                                                      18 /* XTILEDATA */) != 0) {
+    if (!amx_hardware()) {
         printf("amx: not run (no AMX on this CPU, or the kernel does not grant it)\n");
         return 0;
     }

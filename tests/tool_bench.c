@@ -74,7 +74,7 @@ static int usage(const char *msg) {
             "usage: tool_bench --config tiny|small|wide [--seq T] [--batch B] [--dropout P]\n"
             "                  [--steps S] [--warmup W] [--vocab V] [--d-model D] [--heads H]\n"
             "                  [--d-ff F] [--layers L] [--classes C] [--mlm 1] [--products 1]\n"
-            "                  [--precision fp32|bf16] [--peak fp32|bf16]\n", msg);
+            "                  [--precision fp32|bf16|amx] [--peak fp32|bf16]\n", msg);
     return 2;
 }
 
@@ -98,8 +98,10 @@ static int parse_args(int argc, char **argv, BenchOptions *o) {
         }
         if (strcmp(opt, "--dropout") == 0) { o->dropout = strtof(val, NULL); continue; }
         if (strcmp(opt, "--precision") == 0 || strcmp(opt, "--peak") == 0) {
-            if (precision_parse(val, &o->precision) != 0) return usage("--precision and --peak are fp32 or bf16");
-            o->peak |= strcmp(opt, "--peak") == 0;
+            int peak = strcmp(opt, "--peak") == 0;
+            if (precision_parse(val, &o->precision) != 0 || (peak && o->precision == PRECISION_AMX))
+                return usage("--precision is fp32, bf16 or amx; --peak fp32 or bf16");
+            o->peak |= peak;
             continue;
         }
         if (strcmp(opt, "--seq") == 0) field = &o->cfg.seq;

@@ -1,6 +1,7 @@
 /* tool_torch_check.c: writes checkpoints, batches, logits, losses and gradients of the C model for scripts/twin.py to compare.
- * The cases named in BF16_CASES and BF16_MLM_CASES run again with --precision bf16 (as bf16_<name>): the
- * checkpoint's metadata says so, and the twin rounds its products' inputs the same way. */
+ * The cases named in BF16_CASES and BF16_MLM_CASES run again with --precision bf16 (as bf16_<name>) and
+ * --precision amx (as amx_<name>): the checkpoint's metadata says so, and the twin rounds its products'
+ * inputs the same way. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -74,9 +75,14 @@ static int add_grad_tensors(StTensorOut *out, int n_out, char (*names)[96], cons
     return n_out;
 }
 
+/* A case's directory and line start with its precision: "" (float32), "bf16_" or "amx_". */
+static const char *case_prefix(Precision prec) {
+    return prec == PRECISION_BF16 ? "bf16_" : prec == PRECISION_AMX ? "amx_" : "";
+}
+
 static int run_case(const Case *c, const char *outdir, Precision prec) {
     char err[512], dir[1024], path[1100];
-    snprintf(dir, sizeof dir, "%s/%s%s", outdir, prec == PRECISION_BF16 ? "bf16_" : "", c->name);
+    snprintf(dir, sizeof dir, "%s/%s%s", outdir, case_prefix(prec), c->name);
     if (make_dirs(dir, err, sizeof err) != 0) {
         fprintf(stderr, "tool_torch_check: %s\n", err);
         return 1;
@@ -183,7 +189,7 @@ static int run_case(const Case *c, const char *outdir, Precision prec) {
     snprintf(path, sizeof path, "%s/batch.safetensors", dir);
     int rc = st_write(path, out, n_out, keys, values, 6, err, sizeof err);
     if (rc != 0) fprintf(stderr, "tool_torch_check: %s\n", err);
-    else printf("%s%-16s loss %.6f  after %d AdamW steps %.6f\n", prec == PRECISION_BF16 ? "bf16_" : "", c->name, loss, STEPS,
+    else printf("%s%-16s loss %.6f  after %d AdamW steps %.6f\n", case_prefix(prec), c->name, loss, STEPS,
                 adamw_losses[STEPS - 1]);
 
     free(out);
@@ -214,7 +220,7 @@ static const MlmCase mlm_cases[] = {
 
 static int run_mlm_case(const MlmCase *c, int index, const char *outdir, Precision prec) {
     char err[512], dir[1024], path[1100];
-    snprintf(dir, sizeof dir, "%s/%s%s", outdir, prec == PRECISION_BF16 ? "bf16_" : "", c->name);
+    snprintf(dir, sizeof dir, "%s/%s%s", outdir, case_prefix(prec), c->name);
     if (make_dirs(dir, err, sizeof err) != 0) {
         fprintf(stderr, "tool_torch_check: %s\n", err);
         return 1;
@@ -277,7 +283,7 @@ static int run_mlm_case(const MlmCase *c, int index, const char *outdir, Precisi
     snprintf(path, sizeof path, "%s/batch.safetensors", dir);
     int rc = st_write(path, out, n_out, keys, values, 4, err, sizeof err);
     if (rc != 0) fprintf(stderr, "tool_torch_check: %s\n", err);
-    else printf("%s%-16s %ld masked, loss %.6f  after %d AdamW steps %.6f\n", prec == PRECISION_BF16 ? "bf16_" : "",
+    else printf("%s%-16s %ld masked, loss %.6f  after %d AdamW steps %.6f\n", case_prefix(prec),
                 c->name, selected, loss, STEPS,
                 adamw_losses[STEPS - 1]);
     free(out);
@@ -297,13 +303,15 @@ int main(int argc, char **argv) {
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         failed += run_case(&cases[i], argv[1], PRECISION_FP32);
         for (size_t k = 0; k < sizeof BF16_CASES / sizeof *BF16_CASES; k++)
-            if (strcmp(cases[i].name, BF16_CASES[k]) == 0) failed += run_case(&cases[i], argv[1], PRECISION_BF16);
+            if (strcmp(cases[i].name, BF16_CASES[k]) == 0)
+                failed += run_case(&cases[i], argv[1], PRECISION_BF16) + run_case(&cases[i], argv[1], PRECISION_AMX);
     }
     for (size_t i = 0; i < sizeof mlm_cases / sizeof mlm_cases[0]; i++) {
         failed += run_mlm_case(&mlm_cases[i], (int)i, argv[1], PRECISION_FP32);
         for (size_t k = 0; k < sizeof BF16_MLM_CASES / sizeof *BF16_MLM_CASES; k++)
             if (strcmp(mlm_cases[i].name, BF16_MLM_CASES[k]) == 0)
-                failed += run_mlm_case(&mlm_cases[i], (int)i, argv[1], PRECISION_BF16);
+                failed += run_mlm_case(&mlm_cases[i], (int)i, argv[1], PRECISION_BF16) +
+                          run_mlm_case(&mlm_cases[i], (int)i, argv[1], PRECISION_AMX);
     }
     return failed ? 1 : 0;
 }
