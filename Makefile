@@ -247,7 +247,7 @@ demo: train
 docs: train
 	@bash scripts/docs.sh
 
-bench: train $(BUILD)/tests/tool_bench $(BUILD)/tests/tool_bpe_bench $(BUILD)/tests/tool_allreduce
+bench: train $(BUILD)/tests/tool_bench $(BUILD)/tests/tool_bpe_bench $(BUILD)/tests/tool_allreduce $(BUILD)/tests/tool_amx
 	@bash scripts/bench.sh
 	@bash scripts/bpe_bench.sh
 

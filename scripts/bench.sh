@@ -13,10 +13,12 @@
 # training time on the langid data next to ours. The same steps and
 # inference with --precision bf16 (bfloat16 products, docs/DESIGN.md §4)
 # beside PyTorch under torch.autocast bfloat16, against the bfloat16 peak
-# (a vdpbf16ps loop, tool_bench --peak bf16; torch.mm in bfloat16).
+# (a vdpbf16ps loop, tool_bench --peak bf16; torch.mm in bfloat16). Where
+# the CPU has AMX (tests/tool_amx runs its tiles), the steps and inference
+# again with --precision amx (AMX's sums).
 #
-# Writes the table to stdout, build/bench.csv, build/bench_bf16.csv and
-# build/bench_seq.csv.
+# Writes the table to stdout, build/bench.csv, build/bench_bf16.csv,
+# build/bench_amx.csv and build/bench_seq.csv.
 # Timings are wall clock: run it on an otherwise idle machine.
 # Environment: BENCH_STEPS (timed steps; default 100 for tiny, 30 otherwise),
 # BENCH_WARMUP (3), BENCH_THREADS ("1 2"),
@@ -30,6 +32,9 @@ cd "$(dirname "$0")/.."
 
 PYTHON=${PYTHON:-/usr/bin/python3}
 TOOL=build/tests/tool_bench
+# AMX's tiles run here (CPU, kernel and build), so --precision amx is not the emulation
+HAVE_AMX=0
+[ -x build/tests/tool_amx ] && ! build/tests/tool_amx | grep -q "not run" && HAVE_AMX=1
 # steps_for CONFIG: timed steps per run (the same for C and PyTorch).
 steps_for() {
     if [ -n "${BENCH_STEPS:-}" ]; then echo "$BENCH_STEPS"; elif [ "$1" = tiny ]; then echo 100; else echo 30; fi
@@ -156,6 +161,14 @@ stop_busy() {
 }
 trap stop_busy EXIT
 
+# the fastest of C_REPS runs of ./train predict on DIR's model and lines, in seconds; $2...: its options
+predict_fastest() {
+    local dir=$1 i ts=()
+    shift
+    for i in $(seq "$C_REPS"); do ts+=("$(seconds sh -c "./train predict --model $dir/predict-run $* <$dir/predict-lines.txt")"); done
+    printf '%s\n' "${ts[@]}" | sort -g | head -1
+}
+
 # Inference, the busy machine and fastText (after the training tables).
 bench_extra() {
     local reps=${BENCH_REPS:-3} dir=build/bench-extra i
@@ -169,11 +182,10 @@ bench_extra() {
     awk 'BEGIN { srand(12); for (i = 0; i < 20000; i++) {
                  for (w = 0; w < 62; w++) printf "%sw%d", (w ? " " : ""), int(rand() * 990); print "" } }' >"$dir/predict-lines.txt"
     rm -rf "$dir/predict-run"
-    local pt=() t_pred ptoks pgf pfrac tid ttw pbest pratio
+    local t_pred ptoks pgf pfrac tid ttw pbest pratio
     if ./train "$dir/predict-train.tsv" --epochs 1 --max-len 64 --d-model 128 --heads 4 --d-ff 512 --layers 2 \
            --vocab-size 1000 --val-split 0 --precision fp32 --quiet --out "$dir/predict-run" >/dev/null 2>&1; then
-        for i in $(seq "$C_REPS"); do pt+=("$(seconds sh -c "./train predict --model $dir/predict-run <$dir/predict-lines.txt")"); done
-        t_pred=$(printf '%s\n' "${pt[@]}" | sort -g | head -1)
+        t_pred=$(predict_fastest "$dir")
         ptoks=$(calc "20000 * 64 / $t_pred")
         pgf=$(calc "${FLOPS[small]:-0} / 3 * $ptoks / 1e9")
         pfrac="-"
@@ -192,11 +204,8 @@ bench_extra() {
         [ "$pfrac" != "-" ] && echo "  $(mark "$pfrac >= 75") inference at $(num 0 "$pfrac")% of the matmul peak (target >= 75%)"
         # the same model and lines with bfloat16 products; PyTorch's forward under autocast
         if [ "${BPEAK[$TARGET_THREADS]:--}" != "-" ]; then
-            local bt=() t_bf btoks bgf bfrac tac twac
-            for i in $(seq "$C_REPS"); do
-                bt+=("$(seconds sh -c "./train predict --model $dir/predict-run --precision bf16 <$dir/predict-lines.txt")")
-            done
-            t_bf=$(printf '%s\n' "${bt[@]}" | sort -g | head -1)
+            local t_bf btoks bgf bfrac tac twac
+            t_bf=$(predict_fastest "$dir" --precision bf16)
             btoks=$(calc "20000 * 64 / $t_bf")
             bgf=$(calc "${FLOPS[small]:-0} / 3 * $btoks / 1e9")
             bfrac=$(calc "100 * $bgf / ${BPEAK[$TARGET_THREADS]}")
@@ -209,6 +218,19 @@ bench_extra() {
                 "$(num 0 "$btoks")" "$(num 1 "$bgf")" "$(num 0 "$bfrac" %)"
             echo "  PyTorch under autocast bfloat16: idiomatic $(num 0 "$tac") tokens/s, twin $(num 0 "$twac") tokens/s"
             echo "  $(mark "$btoks / $ptoks >= 1.8") bf16 inference $(num 2 "$(calc "$btoks / $ptoks")")x float32's (target >= 1.8x)"
+            [ $HAVE_TORCH = 1 ] && pbest=$(awk -v a="$pbest" -v b="$tac" -v c="$twac" 'BEGIN { a += 0; b += 0; c += 0
+                m = a > b ? a : b; print (c > m ? c : m) }')
+        fi
+        # the same with AMX's sums, where the CPU has the tiles (emulated elsewhere, and not timed)
+        if [ $HAVE_AMX = 1 ]; then
+            local t_x xtoks xgf
+            t_x=$(predict_fastest "$dir" --precision amx)
+            xtoks=$(calc "20000 * 64 / $t_x")
+            xgf=$(calc "${FLOPS[small]:-0} / 3 * $xtoks / 1e9")
+            printf "  ./train predict --precision amx %.2f s = %s tokens/s, %s GFLOP/s;\n" "$t_x" "$(num 0 "$xtoks")" "$(num 1 "$xgf")"
+            [ "${pbest:-0}" != 0 ] && [ $HAVE_TORCH = 1 ] &&
+                echo "  . amx inference $(num 2 "$(calc "$xtoks / $pbest")")x PyTorch's fastest, float32 or autocast (for information)"
+            echo "  $(mark "$xtoks / $ptoks >= 1.8") amx inference $(num 2 "$(calc "$xtoks / $ptoks")")x float32's (target >= 1.8x, that of bf16)"
         fi
     else
         echo "  - could not train the model for predict: not measured"
@@ -430,9 +452,27 @@ for cfg in $CONFIGS; do
     done
 done
 
+# a lower precision's targets at TARGET_THREADS: small and wide at least 1.8x float32's tokens/s
+# and 4x PyTorch's fastest figure; $2 and $3 name its tokens/s and ratio arrays
+precision_targets() {
+    local name=$1 cfg v r
+    local -n toks_of=$2 ratio_of=$3
+    for cfg in small wide; do
+        case " $CONFIGS " in *" $cfg "*) ;; *) continue ;; esac
+        has_thread $TARGET_THREADS || break
+        v=$(calc "${toks_of[$cfg,$TARGET_THREADS]} / ${TOKS[$cfg,$TARGET_THREADS]}")
+        echo "  $(mark "$v >= 1.8") $cfg $name tokens/s $(num 2 "$v")x float32's (target >= 1.8x)"
+        r=${ratio_of[$cfg,$TARGET_THREADS]}
+        if [ "$r" != "-" ]; then
+            echo "  $(mark "$r >= 4") $cfg $name tokens/s $(num 2 "$r")x PyTorch's fastest, float32 or autocast (target >= 4x)"
+        fi
+    done
+    return 0
+}
+
 # ---------------------------------------------------------- bfloat16 products
 BF16_CSV=build/bench_bf16.csv
-declare -A BPEAK BTOKS BMS BHASH BRATIO
+declare -A BPEAK BTOKS BMS BHASH BRATIO BBEST
 echo
 if OMP_NUM_THREADS=1 "$TOOL" --peak bf16 --steps 1 >/dev/null 2>&1; then
     echo "bfloat16 products (--precision bf16: inputs rounded to bfloat16, sums in float32), the same steps;"
@@ -468,20 +508,14 @@ if OMP_NUM_THREADS=1 "$TOOL" --peak bf16 --steps 1 >/dev/null 2>&1; then
                 [ "$best" != 0 ] && ratio=$(calc "$toks / $best")
             fi
             BTOKS[$cfg,$t]=$toks BMS[$cfg,$t]=$ms BHASH[$cfg,$t]=$(json_get params_hash "$json") BRATIO[$cfg,$t]=$ratio
+            BBEST[$cfg,$t]=$best
             printf "$fmt3" "$cfg" "$shown_t" "$(num 2 "$ms")" "$(num 0 "$toks")" "$(num 1 "$gf")" "$(num 0 "$frac" %)" \
                 "$(num 2 "$vs32" x)" "$(num 0 "$tac")" "$(num 0 "$twac")" "$(num 2 "$ratio" x)"
             echo "$cfg,$t,$ms,$toks,$gf,${BPEAK[$t]},$frac,$vs32,$tac,$twac,$best,$ratio,${BHASH[$cfg,$t]}" >>"$BF16_CSV"
         done
     done
     echo "Targets for bf16 ($TARGET_THREADS threads):"
-    for cfg in small wide; do
-        case " $CONFIGS " in *" $cfg "*) ;; *) continue ;; esac
-        has_thread $TARGET_THREADS || break
-        v=$(calc "${BTOKS[$cfg,$TARGET_THREADS]} / ${TOKS[$cfg,$TARGET_THREADS]}")
-        echo "  $(mark "$v >= 1.8") $cfg bf16 tokens/s $(num 2 "$v")x float32's (target >= 1.8x)"
-        r=${BRATIO[$cfg,$TARGET_THREADS]}
-        [ "$r" != "-" ] && echo "  $(mark "$r >= 4") $cfg bf16 tokens/s $(num 2 "$r")x PyTorch's fastest, float32 or autocast (target >= 4x)"
-    done
+    precision_targets bf16 BTOKS BRATIO
     for cfg in $CONFIGS; do hashes_agree BHASH "$cfg" "bf16 parameters"; done
     # What 1.8x asks of the rest of the step: each step is its linear layers
     # (timed alone, tool_bench --products: step_ms) and the rest (the
@@ -506,6 +540,42 @@ if OMP_NUM_THREADS=1 "$TOOL" --peak bf16 --steps 1 >/dev/null 2>&1; then
     fi
 else
     echo "bfloat16 products: not measured (this CPU or build has no AVX-512 BF16; --precision bf16 runs emulated)"
+fi
+
+# ---------------------------------------------------------- AMX's tile products
+# --precision amx: the bfloat16 inputs summed as tdpbf16ps sums them, where
+# /proc/cpuinfo lists AMX (elsewhere it runs emulated and is not timed);
+# against float32's and bf16's steps above and PyTorch's fastest figure
+# (float32, or autocast bfloat16, which oneDNN runs on AMX too).
+AMX_CSV=build/bench_amx.csv
+rm -f "$AMX_CSV"
+declare -A ATOKS AHASH ARATIO
+echo
+if [ $HAVE_AMX = 1 ]; then
+    echo "AMX's tile products (--precision amx: the bfloat16 inputs, summed as AMX's tdpbf16ps sums them), the same steps:"
+    echo "config,threads,ms_per_step,tokens_per_s,gflops,vs_fp32,vs_bf16,torch_best_tokens_per_s,ratio_vs_torch_best,params_hash" >"$AMX_CSV"
+    fmt4="%-6s %3s %9s %10s %9s %8s %8s %7s\n"
+    printf "$fmt4" config thr ms/step tokens/s GFLOP/s "vs fp32" "vs bf16" ratio
+    for cfg in $CONFIGS; do
+        for t in $THREADS; do
+            json=$(c_bench "$t" --config "$cfg" --steps "$(steps_for "$cfg")" --warmup "$WARMUP" --precision amx)
+            ms=$(json_get ms_per_step "$json") toks=$(json_get tokens_per_s "$json") gf=$(json_get gflops "$json")
+            vs32=$(calc "$toks / ${TOKS[$cfg,$t]}")
+            vs16="-" ratio="-"
+            [ -n "${BTOKS[$cfg,$t]:-}" ] && vs16=$(calc "$toks / ${BTOKS[$cfg,$t]}")
+            best=${BBEST[$cfg,$t]:-${TBEST[$cfg,$t]:-0}}
+            [ "$best" != "-" ] && [ "$best" != 0 ] && ratio=$(calc "$toks / $best")
+            ATOKS[$cfg,$t]=$toks AHASH[$cfg,$t]=$(json_get params_hash "$json") ARATIO[$cfg,$t]=$ratio
+            printf "$fmt4" "$cfg" "$t" "$(num 2 "$ms")" "$(num 0 "$toks")" "$(num 1 "$gf")" "$(num 2 "$vs32" x)" \
+                "$(num 2 "$vs16" x)" "$(num 2 "$ratio" x)"
+            echo "$cfg,$t,$ms,$toks,$gf,$vs32,$vs16,$best,$ratio,${AHASH[$cfg,$t]}" >>"$AMX_CSV"
+        done
+    done
+    echo "Targets for amx ($TARGET_THREADS threads), those of bf16:"
+    precision_targets amx ATOKS ARATIO
+    for cfg in $CONFIGS; do hashes_agree AHASH "$cfg" "amx parameters"; done
+else
+    echo "AMX's tile products: not measured (tests/tool_amx: no AMX tiles here; --precision amx runs emulated)"
 fi
 
 # ---------------------------------------------------------- sequence sweep
@@ -557,4 +627,4 @@ echo
 if command -v mpirun >/dev/null 2>&1 && ./train --version 2>/dev/null | grep -q 'mpi: yes'; then
     bash scripts/bench-mpi.sh
 fi
-echo "wrote $CSV, ${BF16_CSV} and $SEQ_CSV"
+echo "wrote $CSV, ${BF16_CSV}$([ -s "$AMX_CSV" ] && echo ", $AMX_CSV") and $SEQ_CSV"

@@ -162,13 +162,13 @@ check_bf16() {
     record=$(cat "$dir/bench.path")
     got=$(awk 'function v(ok) { return ok ? "met" : "not-met" }
         function fastest(from, to,   i, f) { f = 0; for (i = from; i <= to; i++) if ($i + 0 > f) f = $i + 0; return f }
-        /^config thr/ && ++table == 1 { p = 1; next } /^config thr/ { q = 1; next } /^$/ { p = q = 0 }
+        /^config thr/ && ++table == 1 { p = 1; next } /^config thr/ && table == 2 { q = 1; next } /^$/ { p = q = 0 }
         p { tok[$1 " " $2] = $4; torch[$1 " " $2] = fastest(9, NF - 1) }
         q { k = $1 " " $2; vs = sprintf("%.2f", $4 / tok[k]) + 0; f = fastest(8, NF - 1); if (torch[k] > f) f = torch[k]
             r = sprintf("%.2f", $4 / f) + 0; n++; V[k] = vs; R[k] = r
             if (n == 1 || vs < vl) vl = vs; if (vs > vh) vh = vs; if (n == 1 || r < rl) rl = r; if (r > rh) rh = r }
         /\.\/train predict --precision bf16/ { for (i = 1; i < NF; i++) if ($(i + 1) == "tokens/s,") bt = $i; next }
-        /\.\/train predict/ { for (i = 1; i < NF; i++) if ($(i + 1) == "tokens/s,") ft = $i }
+        /\.\/train predict [0-9]/ { for (i = 1; i < NF; i++) if ($(i + 1) == "tokens/s,") ft = $i }
         END { inf = sprintf("%.2f", bt / ft) + 0
             printf "%.2f %.2f %.2f %.2f target-1.8x %s %.2f %.2f %.2f %.2f target-4x %s %.2f target-1.8x %s", vl, vh,
                 V["small 2"], V["wide 2"], v(V["small 2"] >= 1.8 && V["wide 2"] >= 1.8), rl, rh, R["small 2"], R["wide 2"],

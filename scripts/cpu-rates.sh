@@ -3,7 +3,8 @@
 # figures --precision auto's choice rests on (docs/DESIGN.md §4.8): the
 # register-loop peaks of float32 FMAs and of vdpbf16ps at 1 and 2 threads,
 # then the training step of the small config and of the defaults' shape
-# (d_model 64, T 8 and 64) in fp32 and bf16 at 2 threads, fastest of
+# (d_model 64, T 8 and 64) in fp32 and bf16 (and amx where tests/tool_amx
+# runs AMX's tiles; elsewhere it would be emulated) at 2 threads, fastest of
 # 3 runs each, with the trained weights' hash. OTHER_TOOL_BENCH, another build
 # of tests/tool_bench (say with -mprefer-vector-width=256), is timed beside
 # it: the same hashes show the build changes no number. Between them,
@@ -26,10 +27,12 @@ build/tests/tool_amx   # AMX's tile product: its sums against the bf16 mode's, a
 shapes=("small:--config small --steps 20 --warmup 3"
         "d64 T64:--config small --d-model 64 --d-ff 256 --seq 64 --vocab 2000 --classes 12 --steps 60 --warmup 5"
         "d64 T8:--config small --d-model 64 --d-ff 256 --seq 8 --vocab 2000 --classes 12 --steps 400 --warmup 20")
+precs=(fp32 bf16)
+build/tests/tool_amx | grep -q "not run" || precs+=(amx)   # AMX's tiles run here
 echo "shape    precision  build                        min ms/step  mean ms/step  GFLOP/s (at the mean)  params_hash"
 for s in "${shapes[@]}"; do
     name=${s%%:*} args=${s#*:}
-    for p in fp32 bf16; do
+    for p in "${precs[@]}"; do
         for tool in "${tools[@]}"; do
             best=""
             for _ in 1 2 3; do   # the fastest of three: the machine's speed wanders

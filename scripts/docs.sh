@@ -229,7 +229,7 @@ awk "$piece_awk"'
 bench_table() { awk '/^config thr/ { p = 1 } p && /^$/ { exit } p' "$bench_record"; }
 bench_table | fence > "$blocks/bench-table"
 awk '/^ +T +batch/ { p = 1 } p && /^$/ { exit } p' "$bench_record" | fence > "$blocks/bench-length"
-# the bfloat16 table (--precision bf16), whose header alone has "vs fp32"
+# the bfloat16 table (--precision bf16): the first whose header has "vs fp32" (the amx table's comes after it)
 bf16_table() { awk '/^config thr.* vs fp32/ { p = 1 } p && /^$/ { exit } p' "$bench_record"; }
 bf16_table | fence > "$blocks/bench-bf16-table"
 {
@@ -251,7 +251,8 @@ awk '/^Inference:/ { p = 1 } p' "$bench_record" | fence > "$blocks/bench-inferen
 { bf16_table; awk '/tokens\/s/ && /\.\/train predict/' "$bench_record"; } | awk '
     /^config thr/ { for (i = 1; i <= NF; i++) col[$i] = i; next }
     /\.\/train predict --precision bf16/ { for (i = 1; i <= NF; i++) if ($(i + 1) == "tokens/s,") bt = $i; next }
-    /\.\/train predict/ { for (i = 1; i <= NF; i++) if ($(i + 1) == "tokens/s,") ft = $i; next }
+    /\.\/train predict --precision/ { next }
+    /\.\/train predict [0-9]/ { for (i = 1; i <= NF; i++) if ($(i + 1) == "tokens/s,") ft = $i; next }
     { v = $(col["vs"]) + 0; r = $NF + 0; if (n++ == 0 || v < vl) vl = v; if (v > vh) vh = v
       if (n == 1 || r < rl) rl = r; if (r > rh) rh = r; vs[$1 " " $2] = v; rs[$1 " " $2] = r }
     END { inf = bt / ft
@@ -284,25 +285,39 @@ awk '/^ +T +batch/ { p = 1; next } p && /^$/ { exit } p { g[$1] = $6 } END { r =
 wrap < "$work/targets.txt" > "$blocks/bench-targets"
 
 # ---- the Intel machine's make bench (not dated alone, so the tables above keep the AMD record): its
-# two training tables as printed, and how its float32 step compares with PyTorch's autocast (AMX) figure
-intel_record=docs/bench/bench-intel-2026-11-28.txt
-intel_tables() { awk '/^config thr/ { if (n++) print ""; p = 1 } p && !/^(config|tiny|small|wide) / { p = 0; if (n == 2) exit } p' "$intel_record"; }
+# training tables as printed (float32, bf16, amx), and how its steps compare with PyTorch's autocast (AMX)
+intel_record=docs/bench/bench-intel-2026-11-29.txt
+intel_tables() { awk '/^config thr/ { if (n++) print ""; p = 1 } p && !/^(config|tiny|small|wide) / { p = 0; if (n == 3) exit } p' "$intel_record"; }
 intel_tables | fence > "$blocks/bench-intel-tables"
-{ intel_tables; grep -E '^matmul peak at 2 thread' "$intel_record"; grep -A1 '^bf16 peak at 2 thread' "$intel_record"; } | awk '
+{ intel_tables; grep -E '^matmul peak at 2 thread' "$intel_record"; grep -A1 '^bf16 peak at 2 thread' "$intel_record"
+  grep -E '^  \./train predict (--precision amx |[0-9])' "$intel_record"; } | awk '
     /^matmul peak/ { fp_peak = $6; next }
     /torch.mm in bfloat16/ { for (i = 1; i < NF; i++) if ($i == "bfloat16") bf_mm = $(i + 1) + 0 }
     /^(bf16 peak|  loop beside)/ { next }
+    /\.\/train predict --precision amx/ { for (i = 1; i < NF; i++) if ($(i + 1) == "tokens/s,") pred_amx = $i; next }
+    /\.\/train predict [0-9]/ { for (i = 1; i < NF; i++) if ($(i + 1) == "tokens/s,") pred_fp = $i; next }
     /^config thr/ { t++; next }
     NF == 0 { next }
     t == 1 && $2 == 2 { tok[$1] = $4; torch32[$1] = ($9 > $10 ? ($9 > $11 ? $9 : $11) : ($10 > $11 ? $10 : $11)) }
     t == 2 && $2 == 2 { ac[$1] = $8 > $9 ? $8 : $9 }
+    t == 3 && $2 == 2 { amx[$1] = $4 }
+    function best(c) { return ac[c] > torch32[c] ? ac[c] : torch32[c] }
     END { printf "Here the float32 step at 2 threads ran small at %d and wide at %d tokens/s:\n", tok["small"], tok["wide"]
         printf "%.2fx and %.2fx PyTorch'"'"'s fastest float32 figure, but %.2fx and %.2fx its fastest under autocast\n",
             tok["small"] / torch32["small"], tok["wide"] / torch32["wide"], tok["small"] / ac["small"], tok["wide"] / ac["wide"]
         printf "bfloat16, whose products oneDNN runs on AMX (torch.mm in bfloat16 reached %s GFLOP/s at 2 threads,\n", bf_mm
         printf "%.1f times the float32 peak of %s GFLOP/s).", bf_mm / fp_peak, fp_peak
-        behind = (tok["small"] < ac["small"] ? "small" : "") (tok["small"] < ac["small"] && tok["wide"] < ac["wide"] ? " and " : "") (tok["wide"] < ac["wide"] ? "wide" : "")
-        if (behind != "") printf " On this CPU PyTorch under autocast trains the %s step faster than this project.", behind
+        if ("small" in amx) {
+            printf " With `--precision amx` the steps ran at %d and %d tokens/s: %.2fx and %.2fx float32'"'"'s,", amx["small"], amx["wide"],
+                amx["small"] / tok["small"], amx["wide"] / tok["wide"]
+            printf " %.2fx and %.2fx PyTorch'"'"'s fastest, float32 or autocast.", amx["small"] / best("small"), amx["wide"] / best("wide")
+            for (i = 1; i <= 2; i++) { c = i == 1 ? "small" : "wide"; if (tok[c] > mine[c] + 0) mine[c] = tok[c]; if (amx[c] > mine[c]) mine[c] = amx[c] }
+        } else { mine["small"] = tok["small"]; mine["wide"] = tok["wide"] }
+        behind = (mine["small"] < ac["small"] ? "small" : "") (mine["small"] < ac["small"] && mine["wide"] < ac["wide"] ? " and " : "") (mine["wide"] < ac["wide"] ? "wide" : "")
+        if (pred_amx != "" && pred_fp != "")
+            printf " `./train predict` in amx answered %d tokens/s, %.2fx float32'"'"'s %d.", pred_amx, pred_amx / pred_fp, pred_fp
+        if (behind != "") printf " On this CPU PyTorch under autocast trains the %s step faster than this project%s.", behind,
+            ("small" in amx ? " in any precision" : " in float32")
         print "" }' \
     | wrap > "$blocks/bench-intel-note"
 

@@ -7,17 +7,19 @@
 # For each set (default: the eight of data/README.md), each number of
 # epochs in EPOCHS (default "30 10"; "default" gives no --epochs) and each
 # seed in SEEDS (default "1 2 3"): ./train TRAIN --test TEST --epochs E
-# --seed S --threads THREADS --quiet (no other option), its test accuracy
+# --seed S --threads THREADS --quiet (and OPTIONS, below), its test accuracy
 # from report.txt, its whole-process wall seconds and the seconds of its
 # training steps (metrics.csv's seconds column summed); then fastText's
 # default (`fasttext supervised` with no option but -thread), three times,
 # its P@1 and seconds (training and testing). The record's lines: set, run
-# (epochs, "default" or "fasttext"), seed or repetition, accuracy, seconds,
+# (epochs or "default", followed by OPTIONS if given; or "fasttext"), seed or repetition, accuracy, seconds,
 # and for ./train the epochs it ran and its steps' seconds (older records
 # lack them). The table: each set's mean and max - min over the seeds and
 # mean seconds (of which in the steps) per number of epochs, fastText's default
 # accuracy (mean: with two threads it moves a little between runs) and
 # median seconds, and each mean time over that median.
+# OPTIONS (default none): more options for every ./train run, which then
+# names its column ("default --precision amx").
 # Exit: 0 done; 1 a run failed; 2 bad usage or missing data; 3 fasttext missing.
 set -euo pipefail
 caller=$PWD   # RECORD is named from the caller's directory, the runs from the repository's
@@ -87,9 +89,11 @@ for name in "${sets[@]}"; do
             rm -rf "$run"
             given=(--epochs "$epochs")
             [ "$epochs" != default ] || given=()
+            # shellcheck disable=SC2206   # OPTIONS: words, as typed
+            extra=(${OPTIONS:-})
             train_timed epochs-study "$run" "data/$name/train.tsv" --test "data/$name/test.tsv" "${given[@]}" \
-                --seed "$seed" --threads "$threads" --quiet
-            printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$name" "$epochs" "$seed" "$acc" "$secs" \
+                --seed "$seed" --threads "$threads" --quiet "${extra[@]}"
+            printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$name" "$epochs${OPTIONS:+ $OPTIONS}" "$seed" "$acc" "$secs" \
                 "$(($(wc -l <"$run/metrics.csv") - 1))" \
                 "$(awk -F, 'NR == 1 { for (c = 1; c <= NF; c++) if ($c == "seconds") col = c; next }
                             col { s += $col } END { if (col) printf "%.2f", s }' "$run/metrics.csv")" >>"$record"

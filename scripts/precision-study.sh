@@ -15,11 +15,11 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 export OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-passive}
 
-usage() { echo "usage: $0 DATASET fp32|bf16 [SEED...]   (env: TRAIN=./train, THREADS=1)" >&2; exit 2; }
+usage() { echo "usage: $0 DATASET fp32|bf16|amx [SEED...]   (env: TRAIN=./train, THREADS=1)" >&2; exit 2; }
 [ $# -ge 2 ] || usage
 name=$1 prec=$2
 shift 2
-case $prec in fp32 | bf16) ;; *) usage ;; esac
+case $prec in fp32 | bf16 | amx) ;; *) usage ;; esac
 seeds=("$@")
 [ ${#seeds[@]} -gt 0 ] || seeds=(1 2 3)
 train_bin=${TRAIN:-./train}

@@ -11,6 +11,8 @@
 # difference of the means, and whether the bfloat16 mean lies within float32's
 # seed range [min, max] (the test the issue sets: "within the seed spread").
 # Only the seeds in SEEDS (default "1 2 3") count, each once per precision.
+# It compares bf16 alone; amx rows are left out (scripts/compare-precision.awk
+# sets amx beside float32, from scripts/epochs-study.sh's records).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 sets=("$@")

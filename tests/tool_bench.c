@@ -5,14 +5,16 @@
  *
  *   tool_bench --config tiny|small|wide [--seq T] [--batch B] [--dropout P]
  *              [--steps S] [--warmup W] [--vocab V] [--d-model D] [--heads H]
- *              [--d-ff F] [--layers L] [--classes C]
+ *              [--d-ff F] [--layers L] [--classes C] [--mlm 1] [--products 1]
+ *              [--precision fp32|bf16|amx] [--peak fp32|bf16]
  *
  * With --products 1 it times instead the linear layers of the config alone
  * (linear_forward and linear_backward_to on the step's shapes, each the
  * fastest of S repetitions): what the matrix products reach without the rest
  * of the step, to set against the machine's peak and the step's GFLOP/s,
  * and step_ms, the time of a step's linear products (every layer) so timed.
- * --precision bf16 runs the products in bfloat16 (docs/DESIGN.md §4).
+ * --precision bf16 runs the products on bfloat16 inputs, amx sums them as
+ * AMX's tiles do (docs/DESIGN.md §4.8).
  *
  * With --peak fp32|bf16 it times instead a loop of independent multiply-adds
  * held in registers on every thread (vfmadd231ps, or vdpbf16ps: two
