@@ -470,6 +470,31 @@ precision_targets() {
     return 0
 }
 
+# What 1.8x asks of the rest of a lower precision's step at TARGET_THREADS: each step is its linear
+# layers (timed alone, tool_bench --products: step_ms) and the rest (the step's time less theirs);
+# the precision speeds up only the first. $1 names the precision, $2 its ms-per-step array.
+time_split() {
+    local name=$1 cfg p32 plo s32 slo need left t=$TARGET_THREADS
+    local -n ms_of=$2
+    has_thread "$t" || return 0
+    echo "Where the $name step's time goes ($t threads): its linear layers timed alone, and the rest (the step less them)"
+    for cfg in small wide; do
+        case " $CONFIGS " in *" $cfg "*) ;; *) continue ;; esac
+        p32=${PROD_MS[$cfg,$t]:-}
+        plo=$(json_get step_ms "$(OMP_NUM_THREADS=$t "$TOOL" --config "$cfg" --products 1 --steps 20 --precision "$name" 2>/dev/null || true)")
+        [ -n "$p32" ] && [ -n "$plo" ] || continue
+        s32=${MS[$cfg,$t]} slo=${ms_of[$cfg,$t]}
+        need=$(calc "$s32 / 1.8")
+        left=$(awk -v n="$need" -v p="$plo" 'BEGIN { print (n > p ? n - p : 0) }')
+        printf "  %-6s float32 %s ms = linear layers %s + the rest %s; %s %s ms = %s + %s\n" "$cfg" "$(num 2 "$s32")" \
+            "$(num 2 "$p32")" "$(num 2 "$(calc "$s32 - $p32")")" "$name" "$(num 2 "$slo")" "$(num 2 "$plo")" \
+            "$(num 2 "$(calc "$slo - $plo")")"
+        printf "         linear layers alone: %s %sx float32's; 1.8x needs a step in %s of %s ms or less, which leaves %s ms for the rest\n" \
+            "$name" "$(num 2 "$(calc "$p32 / $plo")")" "$name" "$(num 2 "$need")" "$(num 2 "$left")"
+    done
+    return 0
+}
+
 # ---------------------------------------------------------- bfloat16 products
 BF16_CSV=build/bench_bf16.csv
 declare -A BPEAK BTOKS BMS BHASH BRATIO BBEST
@@ -517,27 +542,7 @@ if OMP_NUM_THREADS=1 "$TOOL" --peak bf16 --steps 1 >/dev/null 2>&1; then
     echo "Targets for bf16 ($TARGET_THREADS threads):"
     precision_targets bf16 BTOKS BRATIO
     for cfg in $CONFIGS; do hashes_agree BHASH "$cfg" "bf16 parameters"; done
-    # What 1.8x asks of the rest of the step: each step is its linear layers
-    # (timed alone, tool_bench --products: step_ms) and the rest (the
-    # step's time less theirs); bfloat16 speeds up only the first.
-    t=$TARGET_THREADS
-    if has_thread "$t"; then
-        echo "Where the bf16 step's time goes ($t threads): its linear layers timed alone, and the rest (the step less them)"
-        for cfg in small wide; do
-            case " $CONFIGS " in *" $cfg "*) ;; *) continue ;; esac
-            p32=${PROD_MS[$cfg,$t]:-}
-            p16=$(json_get step_ms "$(OMP_NUM_THREADS=$t "$TOOL" --config "$cfg" --products 1 --steps 20 --precision bf16 2>/dev/null || true)")
-            [ -n "$p32" ] && [ -n "$p16" ] || continue
-            s32=${MS[$cfg,$t]} s16=${BMS[$cfg,$t]}
-            need=$(calc "$s32 / 1.8")
-            left=$(awk -v n="$need" -v p="$p16" 'BEGIN { print (n > p ? n - p : 0) }')
-            printf "  %-6s float32 %s ms = linear layers %s + the rest %s; bf16 %s ms = %s + %s\n" "$cfg" "$(num 2 "$s32")" \
-                "$(num 2 "$p32")" "$(num 2 "$(calc "$s32 - $p32")")" "$(num 2 "$s16")" "$(num 2 "$p16")" \
-                "$(num 2 "$(calc "$s16 - $p16")")"
-            printf "         linear layers alone: bf16 %sx float32's; 1.8x needs a bf16 step of %s ms or less, which leaves %s ms for the rest\n" \
-                "$(num 2 "$(calc "$p32 / $p16")")" "$(num 2 "$need")" "$(num 2 "$left")"
-        done
-    fi
+    time_split bf16 BMS
 else
     echo "bfloat16 products: not measured (this CPU or build has no AVX-512 BF16; --precision bf16 runs emulated)"
 fi
@@ -549,7 +554,7 @@ fi
 # (float32, or autocast bfloat16, which oneDNN runs on AMX too).
 AMX_CSV=build/bench_amx.csv
 rm -f "$AMX_CSV"
-declare -A ATOKS AHASH ARATIO
+declare -A ATOKS AMS AHASH ARATIO
 echo
 if [ $HAVE_AMX = 1 ]; then
     echo "AMX's tile products (--precision amx: the bfloat16 inputs, summed as AMX's tdpbf16ps sums them), the same steps:"
@@ -559,14 +564,16 @@ if [ $HAVE_AMX = 1 ]; then
     for cfg in $CONFIGS; do
         for t in $THREADS; do
             json=$(c_bench "$t" --config "$cfg" --steps "$(steps_for "$cfg")" --warmup "$WARMUP" --precision amx)
+            shown_t=$t
+            [ "$(json_get threads "$json")" != "$t" ] && shown_t="$t*"
             ms=$(json_get ms_per_step "$json") toks=$(json_get tokens_per_s "$json") gf=$(json_get gflops "$json")
             vs32=$(calc "$toks / ${TOKS[$cfg,$t]}")
             vs16="-" ratio="-"
             [ -n "${BTOKS[$cfg,$t]:-}" ] && vs16=$(calc "$toks / ${BTOKS[$cfg,$t]}")
             best=${BBEST[$cfg,$t]:-${TBEST[$cfg,$t]:-0}}
             [ "$best" != "-" ] && [ "$best" != 0 ] && ratio=$(calc "$toks / $best")
-            ATOKS[$cfg,$t]=$toks AHASH[$cfg,$t]=$(json_get params_hash "$json") ARATIO[$cfg,$t]=$ratio
-            printf "$fmt4" "$cfg" "$t" "$(num 2 "$ms")" "$(num 0 "$toks")" "$(num 1 "$gf")" "$(num 2 "$vs32" x)" \
+            ATOKS[$cfg,$t]=$toks AMS[$cfg,$t]=$ms AHASH[$cfg,$t]=$(json_get params_hash "$json") ARATIO[$cfg,$t]=$ratio
+            printf "$fmt4" "$cfg" "$shown_t" "$(num 2 "$ms")" "$(num 0 "$toks")" "$(num 1 "$gf")" "$(num 2 "$vs32" x)" \
                 "$(num 2 "$vs16" x)" "$(num 2 "$ratio" x)"
             echo "$cfg,$t,$ms,$toks,$gf,$vs32,$vs16,$best,$ratio,${AHASH[$cfg,$t]}" >>"$AMX_CSV"
         done
@@ -574,6 +581,7 @@ if [ $HAVE_AMX = 1 ]; then
     echo "Targets for amx ($TARGET_THREADS threads), those of bf16:"
     precision_targets amx ATOKS ARATIO
     for cfg in $CONFIGS; do hashes_agree AHASH "$cfg" "amx parameters"; done
+    time_split amx AMS
 else
     echo "AMX's tile products: not measured (tests/tool_amx: no AMX tiles here; --precision amx runs emulated)"
 fi
