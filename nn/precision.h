@@ -67,10 +67,12 @@ static inline int bf16_hardware(void) {
 
 /* 1 when this CPU has AMX's tiles and bfloat16 products (CPUID leaf 7:
  * AMX-BF16 and AMX-TILE) and the kernel lets this process use them (the
- * request is granted once and then holds; asking again is cheap). The
- * packing's conversions need AVX-512 BF16 as well. 0 means --precision amx
- * is emulated in plain float arithmetic, the same bytes, slower. */
-static inline int amx_hardware(void) {
+ * request is granted once and then holds). The packing's conversions need
+ * AVX-512 BF16 as well. 0 means --precision amx is emulated in plain float
+ * arithmetic, the same bytes, slower. The probe (CPUID traps in a VM, plus
+ * a system call: about 12 us) runs once; every product asks, so the answer
+ * is cached, a fact of the CPU and kernel (docs/ARCHITECTURE.md). */
+static inline int amx_probe(void) {
 #if AMX_COMPILED
     unsigned eax, ebx, ecx, edx;
     if (!bf16_hardware() || !__get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx)) return 0;
@@ -79,6 +81,13 @@ static inline int amx_hardware(void) {
 #else
     return 0;
 #endif
+}
+
+static inline int amx_hardware(void) {
+    static int known;   /* 0: not probed yet; 1: no; 2: yes (any thread may store the same answer) */
+    int k = __atomic_load_n(&known, __ATOMIC_RELAXED);
+    if (!k) __atomic_store_n(&known, k = amx_probe() ? 2 : 1, __ATOMIC_RELAXED);
+    return k == 2;
 }
 
 /* 1 when this CPU's vdpbf16ps outruns its float32 multiply-adds: AMD's

@@ -453,7 +453,8 @@ for cfg in $CONFIGS; do
 done
 
 # a lower precision's targets at TARGET_THREADS: small and wide at least 1.8x float32's tokens/s
-# and 4x PyTorch's fastest figure; $2 and $3 name its tokens/s and ratio arrays
+# and 4x PyTorch's fastest figure; then its weights' hashes across threads and where its step's
+# time goes. $2 to $5 name its tokens/s, ratio, hash and ms-per-step arrays
 precision_targets() {
     local name=$1 cfg v r
     local -n toks_of=$2 ratio_of=$3
@@ -467,7 +468,8 @@ precision_targets() {
             echo "  $(mark "$r >= 4") $cfg $name tokens/s $(num 2 "$r")x PyTorch's fastest, float32 or autocast (target >= 4x)"
         fi
     done
-    return 0
+    for cfg in $CONFIGS; do hashes_agree "$4" "$cfg" "$name parameters"; done
+    time_split "$name" "$5"
 }
 
 # What 1.8x asks of the rest of a lower precision's step at TARGET_THREADS: each step is its linear
@@ -540,16 +542,14 @@ if OMP_NUM_THREADS=1 "$TOOL" --peak bf16 --steps 1 >/dev/null 2>&1; then
         done
     done
     echo "Targets for bf16 ($TARGET_THREADS threads):"
-    precision_targets bf16 BTOKS BRATIO
-    for cfg in $CONFIGS; do hashes_agree BHASH "$cfg" "bf16 parameters"; done
-    time_split bf16 BMS
+    precision_targets bf16 BTOKS BRATIO BHASH BMS
 else
     echo "bfloat16 products: not measured (this CPU or build has no AVX-512 BF16; --precision bf16 runs emulated)"
 fi
 
 # ---------------------------------------------------------- AMX's tile products
 # --precision amx: the bfloat16 inputs summed as tdpbf16ps sums them, where
-# /proc/cpuinfo lists AMX (elsewhere it runs emulated and is not timed);
+# tests/tool_amx runs AMX's tiles (elsewhere it runs emulated and is not timed);
 # against float32's and bf16's steps above and PyTorch's fastest figure
 # (float32, or autocast bfloat16, which oneDNN runs on AMX too).
 AMX_CSV=build/bench_amx.csv
@@ -579,9 +579,7 @@ if [ $HAVE_AMX = 1 ]; then
         done
     done
     echo "Targets for amx ($TARGET_THREADS threads), those of bf16:"
-    precision_targets amx ATOKS ARATIO
-    for cfg in $CONFIGS; do hashes_agree AHASH "$cfg" "amx parameters"; done
-    time_split amx AMS
+    precision_targets amx ATOKS ARATIO AHASH AMS
 else
     echo "AMX's tile products: not measured (tests/tool_amx: no AMX tiles here; --precision amx runs emulated)"
 fi
