@@ -435,7 +435,7 @@ static const float *layer_forward(Model *m, int l, const float *x, int B, int T,
         ffn_in = la->ln1_out;
     }
     /* relu and its dropout are made in place as the product finishes: the
-     * backward reads the output (relu_dropout_backward_inplace), so only
+     * backward reads the output (linear_backward_relu), so only
      * gelu keeps the pre-activation */
     DropoutKey act_drop = drop_key(m, layer_site(l, DROP_FFN_ACT));
     if (c->activation == ACT_GELU) {
@@ -581,13 +581,15 @@ static void layer_backward(Model *m, int l, const float *x, const float *dout, f
     }
     if (dropout) d_ff_out = a->d_proj;
     /* FFN branch: d_ff_out -> linear2 -> dropout -> activation -> linear1 */
-    linear_backward_to(a->d_ff_a, G + lp->linear2_w, G + lp->linear2_b, d_ff_out, la->ff_hidden,
-                       P + lp->linear2_w, N, f, d, c->precision);
+    DropoutKey act_drop = drop_key(m, layer_site(l, DROP_FFN_ACT));
     if (c->activation == ACT_GELU) {
-        if (dropout) dropout_apply(a->d_ff_a, a->d_ff_a, B, T, f, drop_key(m, layer_site(l, DROP_FFN_ACT)));
+        linear_backward_to(a->d_ff_a, G + lp->linear2_w, G + lp->linear2_b, d_ff_out, la->ff_hidden,
+                           P + lp->linear2_w, N, f, d, c->precision);
+        if (dropout) dropout_apply(a->d_ff_a, a->d_ff_a, B, T, f, act_drop);
         gelu_backward_inplace(a->d_ff_a, la->ff_pre, Nf);
-    } else {
-        relu_dropout_backward_inplace(a->d_ff_a, la->ff_hidden, drop_key(m, layer_site(l, DROP_FFN_ACT)), Nf);
+    } else {   /* through relu and its dropout as the product finishes, from ff_hidden alone */
+        linear_backward_relu(a->d_ff_a, G + lp->linear2_w, G + lp->linear2_b, d_ff_out, la->ff_hidden,
+                             P + lp->linear2_w, N, f, d, act_drop, c->precision);
     }
     const float *ffn_in = pre ? la->ln2_out : la->ln1_out;
     /* d of the FFN input: the residual path (post-norm) plus linear1's input gradient */

@@ -261,8 +261,8 @@ static void attention_softmax_rows(float *p, long ldp, int rows, const int *toke
 }
 
 /* The same probabilities again from the same scores and the stats the
- * forward saved, in one pass: the same operations on the same values. With
- * dropout (drop->p > 0) the same pass also makes used = p * factor and keeps
+ * forward saved: the same operations on the same values. With dropout
+ * (drop->p > 0) a second loop over the row makes used = p * factor and keeps
  * the factors in mask, as attention_dropout_rows does, row r's key t2 drawn
  * at index first + r * positions + t2. */
 static void attention_softmax_again_rows(float *p, long ldp, int rows, const int *tokens, int T, float scale,
@@ -274,21 +274,16 @@ static void attention_softmax_again_rows(float *p, long ldp, int rows, const int
     for (int r = 0; r < rows; r++) {
         float *row = p + r * ldp;
         float max_score = stats[2 * r], inv = stats[2 * r + 1];
-        if (!dropout) {
-            for (int t2 = 0; t2 < T; t2++) {
-                float v = tokens[t2] == TOKEN_PAD ? -INFINITY : row[t2] * scale;
-                row[t2] = (v == -INFINITY ? 0.0f : SOFTMAX_EXP(v - max_score)) * inv;
-            }
-            continue;
+        for (int t2 = 0; t2 < T; t2++) {   /* a loop of its own: it runs as wide as the vectors */
+            float v = tokens[t2] == TOKEN_PAD ? -INFINITY : row[t2] * scale;
+            row[t2] = (v == -INFINITY ? 0.0f : SOFTMAX_EXP(v - max_score)) * inv;
         }
+        if (!dropout) continue;
         uint64_t index = first + (uint64_t)r * (uint64_t)drop->positions;
         float *ur = used + (long)r * T, *mr = mask + (long)r * T;
         for (int t2 = 0; t2 < T; t2++) {
-            float v = tokens[t2] == TOKEN_PAD ? -INFINITY : row[t2] * scale;
-            float prob = (v == -INFINITY ? 0.0f : SOFTMAX_EXP(v - max_score)) * inv;
             float factor = dropout_drops(&test, index + t2) ? 0.0f : keep_scale;
-            row[t2] = prob;
-            ur[t2] = prob * factor;
+            ur[t2] = row[t2] * factor;
             mr[t2] = factor;
         }
     }

@@ -27,18 +27,20 @@ void linear_forward_fused(float *out, const float *inp, const float *weight, con
     /* relu or sum given as out itself: out keeps that instead of the product */
     int in_place = (relu && relu == out) || (sum && sum == out);
     int dropping = drop && drop->p > 0.0f && (relu || sum);
-    MatEpilogue ep = {relu, sum ? add : NULL, sum, in_place, dropping ? drop : NULL, T, 0, 0};
+    MatEpilogue ep = {.relu = relu, .add = sum ? add : NULL, .sum = sum, .in_place = in_place,
+                      .drop = dropping ? drop : NULL, .drop_T = T};
     matmul_epilogue(out, OC, x, w_t, bias, bias ? MM_BIAS : MM_ZERO, N, OC, C, relu || sum ? &ep : NULL, prec);
 }
 
-/* dinp_init: MM_ZERO writes dinp, MM_START writes start + the product. */
+/* dinp_init: MM_ZERO writes dinp, MM_START writes start + the product;
+ * ep (NULL: none): dinp's epilogue. */
 static void linear_backward_init(float *dinp, float *dweight, float *dbias, const float *dout, const float *inp,
                                  const float *weight, int N, int C, int OC, MatInit dinp_init, const float *start,
-                                 Precision prec) {
+                                 const MatEpilogue *ep, Precision prec) {
     MatView g = {dout, OC, 1}, g_t = {dout, 1, OC};
     MatView w = {weight, C, 1}, x = {inp, C, 1};
     /* dinp (N x C) = (start +) dout (N x OC) times weight (OC x C) */
-    if (dinp) matmul(dinp, C, g, w, start, dinp_init, N, C, OC, prec);
+    if (dinp) matmul_epilogue(dinp, C, g, w, start, dinp_init, N, C, OC, ep, prec);
     /* dweight (OC x C) = dout^T (OC x N) times inp (N x C), and dbias[o] =
      * the sum over n of dout[n][o] (the rows of dout^T), n in increasing order */
     matmul_row_sums(dweight, C, g_t, x, OC, C, N, dbias, prec);
@@ -46,12 +48,18 @@ static void linear_backward_init(float *dinp, float *dweight, float *dbias, cons
 
 void linear_backward_to(float *dinp, float *dweight, float *dbias, const float *dout,
                         const float *inp, const float *weight, int N, int C, int OC, Precision prec) {
-    linear_backward_init(dinp, dweight, dbias, dout, inp, weight, N, C, OC, MM_ZERO, NULL, prec);
+    linear_backward_init(dinp, dweight, dbias, dout, inp, weight, N, C, OC, MM_ZERO, NULL, NULL, prec);
 }
 
 void linear_backward_from(float *dinp, const float *start, float *dweight, float *dbias, const float *dout,
                           const float *inp, const float *weight, int N, int C, int OC, Precision prec) {
-    linear_backward_init(dinp, dweight, dbias, dout, inp, weight, N, C, OC, MM_START, start, prec);
+    linear_backward_init(dinp, dweight, dbias, dout, inp, weight, N, C, OC, MM_START, start, NULL, prec);
+}
+
+void linear_backward_relu(float *dinp, float *dweight, float *dbias, const float *dout, const float *inp,
+                          const float *weight, int N, int C, int OC, DropoutKey key, Precision prec) {
+    MatEpilogue ep = {.in_place = 1, .gate = inp, .gate_scale = dropout_keep_scale(&key)};
+    linear_backward_init(dinp, dweight, dbias, dout, inp, weight, N, C, OC, MM_ZERO, NULL, &ep, prec);
 }
 
 /* ------------------------------------------------- embedding and positions */
@@ -330,12 +338,6 @@ void relu_forward(float *out, const float *inp, long n) {
 void relu_backward(float *dinp, const float *dout, const float *inp, long n) {
     #pragma omp parallel for schedule(static)
     for (long i = 0; i < n; i++) dinp[i] += inp[i] > 0.0f ? dout[i] : 0.0f;
-}
-
-void relu_dropout_backward_inplace(float *d, const float *out, DropoutKey key, long n) {
-    float keep_scale = dropout_keep_scale(&key);
-    #pragma omp parallel for schedule(static)
-    for (long i = 0; i < n; i++) d[i] = out[i] > 0.0f ? d[i] * keep_scale : 0.0f;
 }
 
 #define INV_SQRT2 0.70710678118654752440

@@ -42,6 +42,15 @@ void linear_backward_to(float *dinp, float *dweight, float *dbias, const float *
  * dinp): the numbers of copying start into dinp and adding, without the copy. */
 void linear_backward_from(float *dinp, const float *start, float *dweight, float *dbias, const float *dout,
                           const float *inp, const float *weight, int N, int C, int OC, Precision prec);
+/* linear_backward_to for a layer whose input is inp = relu(x) * factor
+ * (each factor 0 or the key's keep scale, 1 when key.p is 0), with dinp
+ * the gradient of x: inp > 0 exactly where x > 0 and the element was kept,
+ * and there d(x) = (dout @ weight) * keep scale; elsewhere 0. Made as the
+ * product finishes, from inp alone: neither x nor the mask is kept or
+ * drawn again. (Where the element was dropped, d * 0 * relu' gave a zero
+ * too, perhaps -0: a sum that starts from +0 adds it away.) */
+void linear_backward_relu(float *dinp, float *dweight, float *dbias, const float *dout, const float *inp,
+                          const float *weight, int N, int C, int OC, DropoutKey key, Precision prec);
 
 /* out is (B,T,C): table[token] * scale + pos (pos is (T,C) or NULL) */
 void embedding_forward(float *out, const int *tokens, const float *table, float scale,
@@ -106,13 +115,6 @@ void gelu_backward(float *dinp, const float *dout, const float *inp, long n);
 /* The same gradient in place: d = d * gelu'(inp), d holding the output
  * gradient on entry (no second buffer, no zeroing). */
 void gelu_backward_inplace(float *d, const float *inp, long n);
-/* Through dropout and relu at once, in place, from the output alone:
- * out = relu(x) * factor with each factor 0 or key's keep scale (1 when
- * key.p is 0), so out > 0 exactly where x > 0 and the element was kept, and
- * there d(x) = d(out) * keep scale; elsewhere 0. Neither x nor the mask is
- * kept or drawn again. (Where the element was dropped, d * 0 * relu' gave a
- * zero too, perhaps -0: a sum that starts from +0 adds it away.) */
-void relu_dropout_backward_inplace(float *d, const float *out, DropoutKey key, long n);
 
 /* Pooling (B,T,C) -> (B,C): mean over non-[PAD] positions, or position 0 ([CLS]). */
 void mean_pool_forward(float *out, const float *inp, const int *tokens, int B, int T, int C);

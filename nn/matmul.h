@@ -65,7 +65,10 @@ typedef enum { MM_ZERO, MM_BIAS, MM_ACCUMULATE, MM_START } MatInit;
  * value relu and sum take (max(v, 0), or v) is first multiplied by its
  * dropout factor, as dropout_apply and dropout_add do in a pass of their
  * own: C's row r is position r % drop_T of example r / drop_T, and C's
- * row stride is the dropout's width. */
+ * row stride is the dropout's width. With gate set (and in_place, relu and
+ * sum NULL), C keeps gate[i][j] > 0 ? v * gate_scale : 0: a gradient back
+ * through a relu and its dropout, whose output was gate (C's row stride),
+ * the kept elements scaled by the dropout's 1/(1-p). */
 typedef struct {
     float *relu;
     const float *add;
@@ -74,14 +77,18 @@ typedef struct {
     const DropoutKey *drop;
     int drop_T;
     long row, col;   /* where the block starts in C (mm_epilogue_at) */
+    const float *gate;
+    float gate_scale;
 } MatEpilogue;
 
 /* The epilogue of the output block at row `row`, column `col` (stride ldc). */
 static inline MatEpilogue mm_epilogue_at(const MatEpilogue *ep, long row, long col, long ldc) {
-    MatEpilogue at = {NULL, NULL, NULL, 0, NULL, 0, 0, 0};
+    MatEpilogue at = {0};
     if (!ep) return at;
     long off = row * ldc + col;
     at.in_place = ep->in_place;
+    if (ep->gate) at.gate = ep->gate + off;
+    at.gate_scale = ep->gate_scale;
     at.drop = ep->drop;
     at.drop_T = ep->drop_T;
     at.row = ep->row + row;
@@ -108,6 +115,12 @@ static inline void mm_epilogue_apply(const MatEpilogue *at, const float *v, long
     if (at->drop) test = dropout_test(at->drop), keep = dropout_keep_scale(at->drop);
     for (int i = 0; i < rows; i++) {
         const float *vi = v + i * ldv;
+        if (at->gate) {   /* in place: the gradient through a relu and its dropout */
+            const float *gate = at->gate + i * ldc;
+            float *out = c + i * ldc;
+            for (int j = 0; j < cols; j++) out[j] = gate[j] > 0.0f ? vi[j] * at->gate_scale : 0.0f;
+            continue;
+        }
         float *relu = at->relu ? (at->in_place ? c + i * ldc : at->relu + i * ldc) : NULL;
         float *sum = at->sum ? (at->in_place ? c + i * ldc : at->sum + i * ldc) : NULL;
         if (at->drop) {   /* dropout_rows' draw of this row's elements */

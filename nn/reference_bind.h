@@ -164,6 +164,26 @@ static inline void bind_layernorm_backward_to_dropout(float *dinp, float *droppe
 
 /* ------------------------------------------------------------- activations */
 
+/* The layer's backward, then dinp back through the relu and dropout that
+ * made inp = relu(x) * mask: model.c keeps neither x nor the mask with
+ * relu. Where inp > 0, x > 0 and the element was kept (factor 1/(1-p));
+ * elsewhere relu'(x) * mask is 0. So relu's backward at inp, after
+ * dropout's backward with that factor, is the gradient. */
+static inline void bind_linear_backward_relu(float *dinp, float *dweight, float *dbias, const float *dout,
+                                             const float *inp, const float *weight, int N, int C, int OC,
+                                             DropoutKey key, Precision prec) {
+    long n = (long)N * C;
+    float *dy = bind_alloc(n), *keep = bind_alloc(n), *d_hidden = bind_alloc(n);
+    bind_linear_backward_to(dy, dweight, dbias, dout, inp, weight, N, C, OC, prec);
+    for (long i = 0; i < n; i++) keep[i] = 1.0f / (1.0f - key.p);
+    ref_dropout_backward(d_hidden, dy, keep, n);
+    bind_zero(dinp, n);
+    ref_relu_backward(dinp, d_hidden, inp, n);
+    free(dy);
+    free(keep);
+    free(d_hidden);
+}
+
 static inline void bind_gelu_forward(float *out, const float *inp, long n) { ref_gelu_forward(out, inp, n); }
 
 /* d = d * gelu'(inp), in place */
@@ -175,18 +195,6 @@ static inline void bind_gelu_backward_inplace(float *d, const float *inp, long n
     free(dy);
 }
 
-/* out = relu(x) * mask, d in place: model.c keeps neither x nor the mask with relu. Where
- * out > 0, x > 0 and the element was kept (factor 1/(1-p)); elsewhere relu'(x) * mask is 0.
- * So relu's backward at out, after dropout's backward with that factor, is the gradient. */
-static inline void bind_relu_dropout_backward_inplace(float *d, const float *out, DropoutKey key, long n) {
-    float *dy = bind_alloc(n), *keep = bind_alloc(n);
-    for (long i = 0; i < n; i++) keep[i] = 1.0f / (1.0f - key.p);
-    ref_dropout_backward(dy, d, keep, n);
-    bind_zero(d, n);
-    ref_relu_backward(d, dy, out, n);
-    free(dy);
-    free(keep);
-}
 
 /* --------------------------------------------------------------- attention */
 
@@ -269,6 +277,7 @@ static inline void bind_crossentropy_backward(float *dlogits, const float *probs
 #define linear_forward_fused bind_linear_forward_fused
 #define linear_backward_to bind_linear_backward_to
 #define linear_backward_from bind_linear_backward_from
+#define linear_backward_relu bind_linear_backward_relu
 #define embedding_forward bind_embedding_forward
 #define embedding_backward bind_embedding_backward
 #define sinusoidal_table bind_sinusoidal_table
@@ -283,7 +292,6 @@ static inline void bind_crossentropy_backward(float *dlogits, const float *probs
 #define layernorm_backward_to_dropout bind_layernorm_backward_to_dropout
 #define gelu_forward bind_gelu_forward
 #define gelu_backward_inplace bind_gelu_backward_inplace
-#define relu_dropout_backward_inplace bind_relu_dropout_backward_inplace
 #define attention_forward bind_attention_forward
 #define attention_backward bind_attention_backward
 #define attention_probs bind_attention_probs

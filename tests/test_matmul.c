@@ -223,6 +223,21 @@ static long check_products(MatMode mode, int trials) {
                 }
                 CHECK(dropped_same, "%s trial %d: M %ld N %ld K %ld: the epilogue's dropout differs from the passes",
                       name, trial, M, N, K);
+                /* the gate, in place (a gradient back through relu and dropout):
+                 * C = gate > 0 ? product * scale : 0, the gate a random matrix;
+                 * into relu's buffer, so that got keeps the product checked below */
+                MatEpilogue gate = {.in_place = 1, .gate = addend, .gate_scale = 1.25f};
+                float *gated = relu;
+                if (init == MM_START) memset(gated, 0xff, sizeof(float) * (size_t)(M * N));
+                else memcpy(gated, start, sizeof(float) * (size_t)(M * N));
+                matmul_mode(gated, N, a, b, bias_arg, init, M, N, K, &gate, mode);
+                int gated_same = 1;
+                for (long i = 0; i < M * N; i++) {
+                    float want = addend[i] > 0.0f ? expected[i] * 1.25f : 0.0f;
+                    gated_same &= memcmp(&gated[i], &want, sizeof want) == 0;
+                }
+                CHECK(gated_same, "%s trial %d: M %ld N %ld K %ld: the epilogue's gate differs from the pass", name,
+                      trial, M, N, K);
             } else if (variant >= 4) {
                 float *self = got;
                 MatEpilogue ep = {.relu = variant == 4 ? self : NULL, .add = variant == 5 ? addend : NULL,

@@ -384,19 +384,33 @@ static void test_activations(const Shape *s) {
     gelu_backward_inplace(dx_f, x, n);
     ref_gelu_backward(dx_r, dy, x, n);
     same_bits("gelu backward in place", s, dx_f, dx_r, n);
-    /* relu then dropout, back from the output alone: dropout's backward, then relu's at x */
-    DropoutKey key = key_for(0.3f, 5, s, NULL);
-    float *mask = zeros(n), *out = zeros(n), *d_hidden = zeros(n);
-    ref_dropout_mask(mask, s->B, s->T, s->f, key);
-    ref_relu_forward(y_r, x, n);
-    ref_dropout_forward(out, y_r, mask, n);
-    memcpy(dx_f, dy, sizeof(float) * (size_t)n);
-    relu_dropout_backward_inplace(dx_f, out, key, n);
-    ref_dropout_backward(d_hidden, dy, mask, n);
-    memset(dx_r, 0, sizeof(float) * (size_t)n);
-    ref_relu_backward(dx_r, d_hidden, x, n);
-    same_bits("relu and dropout backward", s, dx_f, dx_r, n);
+    /* the linear layer after relu and dropout, back from its input alone
+     * (linear_backward_relu): the product dy W2, then dropout's backward
+     * with the reference's mask, then relu's at x; with and without dropout */
+    int OC = s->d;
+    float *W2 = randoms((long)OC * s->f, -1, 1), *dout = randoms((long)s->B * s->T * OC, -1, 1);
+    float *mask = zeros(n), *out = zeros(n), *d_prod = zeros(n), *d_hidden = zeros(n);
+    float *dW_f = zeros((long)OC * s->f), *db_f = zeros(OC), *dW_r = zeros((long)OC * s->f), *db_r = zeros(OC);
+    for (int dropping = 0; dropping < 2; dropping++) {
+        DropoutKey key = key_for(dropping ? 0.3f : 0.0f, 5, s, NULL);
+        for (long i = 0; i < n; i++) mask[i] = 1.0f;
+        if (dropping) ref_dropout_mask(mask, s->B, s->T, s->f, key);
+        ref_relu_forward(y_r, x, n);
+        ref_dropout_forward(out, y_r, mask, n);
+        int N = s->B * s->T;
+        linear_backward_relu(dx_f, dW_f, db_f, dout, out, W2, N, s->f, OC, key, PRECISION_FP32);
+        linear_backward_to(d_prod, dW_r, db_r, dout, out, W2, N, s->f, OC, PRECISION_FP32);
+        memset(d_hidden, 0, sizeof(float) * (size_t)n);
+        ref_dropout_backward(d_hidden, d_prod, mask, n);
+        memset(dx_r, 0, sizeof(float) * (size_t)n);
+        ref_relu_backward(dx_r, d_hidden, x, n);
+        same_bits(dropping ? "linear backward through relu and dropout" : "linear backward through relu", s, dx_f,
+                  dx_r, n);
+        same_bits("linear backward through relu: dW", s, dW_f, dW_r, (long)OC * s->f);
+        same_bits("linear backward through relu: db", s, db_f, db_r, OC);
+    }
     free(x); free(dy); free(start); free(y_f); free(y_r); free(dx_f); free(dx_r); free(mask); free(out); free(d_hidden);
+    free(W2); free(dout); free(d_prod); free(dW_f); free(db_f); free(dW_r); free(db_r);
 }
 
 static void test_pooling_and_loss(const Shape *s) {

@@ -81,6 +81,7 @@ static int usage(const char *msg) {
 }
 
 static int parse_args(int argc, char **argv, BenchOptions *o) {
+    memset(o, 0, sizeof *o);
     o->cfg = CONFIGS[1];
     o->dropout = 0.1f;
     o->steps = 20;
