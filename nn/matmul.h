@@ -101,24 +101,6 @@ static inline MatEpilogue mm_epilogue_at(const MatEpilogue *ep, long row, long c
     return at;
 }
 
-/* x where gate > 0, else +0. In the float build the test is made on the
- * bits (gate > 0 exactly when they read, unsigned, 1 to 0x7f800000: a
- * positive subnormal to +inf; -0 and NaNs fail) and x is masked by them, so
- * that gcc runs the loop as wide as the vectors: it keeps a multiply used on
- * one side of a float condition scalar. */
-#if defined(float)
-static inline float mm_gated(float x, float gate) { return gate > 0.0f ? x : 0.0f; }
-#else
-static inline float mm_gated(float x, float gate) {
-    uint32_t bits, gate_bits;
-    memcpy(&bits, &x, sizeof bits);
-    memcpy(&gate_bits, &gate, sizeof gate_bits);
-    bits &= gate_bits - 1u < 0x7f800000u ? 0xffffffffu : 0u;
-    memcpy(&x, &bits, sizeof x);
-    return x;
-}
-#endif
-
 /* Applies the epilogue to the finished outputs v (rows x cols, row stride
  * ldv) of the block of C at c (stride ldc): v is the kernel's accumulators,
  * or C itself when the block was stored first (float32 edge tiles, every
@@ -136,7 +118,7 @@ static inline void mm_epilogue_apply(const MatEpilogue *at, const float *v, long
         if (at->gate) {   /* in place: the gradient through a relu and its dropout */
             const float *gate = at->gate + i * ldc;
             float *out = c + i * ldc, scale = at->gate_scale;   /* a local: no store through out can change it */
-            for (int j = 0; j < cols; j++) out[j] = mm_gated(vi[j] * scale, gate[j]);
+            for (int j = 0; j < cols; j++) out[j] = gate[j] > 0.0f ? vi[j] * scale : 0.0f;
             continue;
         }
         float *relu = at->relu ? (at->in_place ? c + i * ldc : at->relu + i * ldc) : NULL;
