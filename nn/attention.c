@@ -261,30 +261,15 @@ static void attention_softmax_rows(float *p, long ldp, int rows, const int *toke
 }
 
 /* The same probabilities again from the same scores and the stats the
- * forward saved: the same operations on the same values. With dropout
- * (drop->p > 0) a second loop over the row makes used = p * factor and keeps
- * the factors in mask, as attention_dropout_rows does, row r's key t2 drawn
- * at index first + r * positions + t2. */
+ * forward saved: the same operations on the same values. */
 static void attention_softmax_again_rows(float *p, long ldp, int rows, const int *tokens, int T, float scale,
-                                         const float *stats, const DropoutKey *drop, uint64_t first, float *used,
-                                         float *mask) {
-    int dropout = drop->p > 0.0f;
-    float keep_scale = dropout_keep_scale(drop);
-    DropoutTest test = dropout_test(drop);
+                                         const float *stats) {
     for (int r = 0; r < rows; r++) {
         float *row = p + r * ldp;
         float max_score = stats[2 * r], inv = stats[2 * r + 1];
-        for (int t2 = 0; t2 < T; t2++) {   /* a loop of its own: it runs as wide as the vectors */
+        for (int t2 = 0; t2 < T; t2++) {
             float v = tokens[t2] == TOKEN_PAD ? -INFINITY : row[t2] * scale;
             row[t2] = (v == -INFINITY ? 0.0f : SOFTMAX_EXP(v - max_score)) * inv;
-        }
-        if (!dropout) continue;
-        uint64_t index = first + (uint64_t)r * (uint64_t)drop->positions;
-        float *ur = used + (long)r * T, *mr = mask + (long)r * T;
-        for (int t2 = 0; t2 < T; t2++) {
-            float factor = dropout_drops(&test, index + t2) ? 0.0f : keep_scale;
-            ur[t2] = row[t2] * factor;
-            mr[t2] = factor;
         }
     }
 }
@@ -466,8 +451,8 @@ void attention_backward(float *dqkv, const float *dout, const float *qkv, const 
             MatView q_blk = {q.data + r0 * q.row_stride, q.row_stride, 1};
             att_product(w.p, T, q_blk, w.k_t, rows, T, dh, 0, mode);
             int dropout = drop.p > 0.0f;
-            attention_softmax_again_rows(w.p, T, rows, tok, T, scale, stats + 2 * ((long)bh * T + r0), &drop,
-                                         dropout ? att_drop_first(&drop, b, h, NH, r0) : 0, w.u, w.m);
+            attention_softmax_again_rows(w.p, T, rows, tok, T, scale, stats + 2 * ((long)bh * T + r0));
+            if (dropout) attention_dropout_rows(w.u, w.m, w.p, rows, T, drop, att_drop_first(&drop, b, h, NH, r0));
             const float *used = dropout ? w.u : w.p, *mask = dropout ? w.m : NULL;
             /* dv += used^T g over this block's queries */
             MatView g = {dout + ((long)b * T + r0) * C + (long)h * dh, C, 1};

@@ -48,7 +48,8 @@ void linear_backward_from(float *dinp, const float *start, float *dweight, float
  * and there d(x) = (dout @ weight) * keep scale; elsewhere 0. Made as the
  * product finishes, from inp alone: neither x nor the mask is kept or
  * drawn again. (Where the element was dropped, d * 0 * relu' gave a zero
- * too, perhaps -0: a sum that starts from +0 adds it away.) */
+ * too, perhaps -0: a sum that starts from +0 adds it away.) dinp must not
+ * be inp. */
 void linear_backward_relu(float *dinp, float *dweight, float *dbias, const float *dout, const float *inp,
                           const float *weight, int N, int C, int OC, DropoutKey key, Precision prec);
 

@@ -65,8 +65,9 @@ typedef enum { MM_ZERO, MM_BIAS, MM_ACCUMULATE, MM_START } MatInit;
  * value relu and sum take (max(v, 0), or v) is first multiplied by its
  * dropout factor, as dropout_apply and dropout_add do in a pass of their
  * own: C's row r is position r % drop_T of example r / drop_T, and C's
- * row stride is the dropout's width. With gate set (and in_place, relu and
- * sum NULL), C keeps gate[i][j] > 0 ? v * gate_scale : 0: a gradient back
+ * row stride is the dropout's width. With gate set (and in_place; relu,
+ * sum and drop NULL), C keeps gate[i][j] > 0 ? v * gate_scale : 0 (gate not
+ * C itself: a tile may hold its product before the gate is read): a gradient back
  * through a relu and its dropout, whose output was gate (C's row stride),
  * the kept elements scaled by the dropout's 1/(1-p). */
 typedef struct {

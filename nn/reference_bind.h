@@ -195,7 +195,6 @@ static inline void bind_gelu_backward_inplace(float *d, const float *inp, long n
     free(dy);
 }
 
-
 /* --------------------------------------------------------------- attention */
 
 /* The reference forward over buffers of this call: out (B,T,C) and, when

@@ -385,7 +385,7 @@ static void test_activations(const Shape *s) {
     ref_gelu_backward(dx_r, dy, x, n);
     same_bits("gelu backward in place", s, dx_f, dx_r, n);
     /* the linear layer after relu and dropout, back from its input alone
-     * (linear_backward_relu): the product dy W2, then dropout's backward
+     * (linear_backward_relu): the product dout W2, then dropout's backward
      * with the reference's mask, then relu's at x; with and without dropout */
     int OC = s->d;
     float *W2 = randoms((long)OC * s->f, -1, 1), *dout = randoms((long)s->B * s->T * OC, -1, 1);
