@@ -118,7 +118,8 @@ static inline void mm_epilogue_apply(const MatEpilogue *at, const float *v, long
         const float *vi = v + i * ldv;
         if (at->gate) {   /* in place: the gradient through a relu and its dropout */
             const float *gate = at->gate + i * ldc;
-            float *out = c + i * ldc, scale = at->gate_scale;   /* a local: no store through out can change it */
+            float *out = c + i * ldc;
+            float scale = at->gate_scale;   /* a local: no store through out can change it */
             for (int j = 0; j < cols; j++) out[j] = gate[j] > 0.0f ? vi[j] * scale : 0.0f;
             continue;
         }

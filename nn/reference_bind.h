@@ -85,6 +85,26 @@ static inline void bind_linear_backward_from(float *dinp, const float *start, fl
     ref_linear_backward(dinp, dweight, dbias, dout, inp, weight, N, C, OC);
 }
 
+/* The layer's backward, then dinp back through the relu and dropout that
+ * made inp = relu(x) * mask: model.c keeps neither x nor the mask with
+ * relu. Where inp > 0, x > 0 and the element was kept (factor 1/(1-p));
+ * elsewhere relu'(x) * mask is 0. So relu's backward at inp, after
+ * dropout's backward with that factor, is the gradient. */
+static inline void bind_linear_backward_relu(float *dinp, float *dweight, float *dbias, const float *dout,
+                                             const float *inp, const float *weight, int N, int C, int OC,
+                                             DropoutKey key, Precision prec) {
+    long n = (long)N * C;
+    float *dy = bind_alloc(n), *keep = bind_alloc(n), *d_hidden = bind_alloc(n);
+    bind_linear_backward_to(dy, dweight, dbias, dout, inp, weight, N, C, OC, prec);
+    for (long i = 0; i < n; i++) keep[i] = 1.0f / (1.0f - key.p);
+    ref_dropout_backward(d_hidden, dy, keep, n);
+    bind_zero(dinp, n);
+    ref_relu_backward(dinp, d_hidden, inp, n);
+    free(dy);
+    free(keep);
+    free(d_hidden);
+}
+
 /* ------------------------------------------------- embedding, positions, dropout */
 
 static inline void bind_embedding_forward(float *out, const int *tokens, const float *table, float scale, const float *pos,
@@ -163,26 +183,6 @@ static inline void bind_layernorm_backward_to_dropout(float *dinp, float *droppe
 }
 
 /* ------------------------------------------------------------- activations */
-
-/* The layer's backward, then dinp back through the relu and dropout that
- * made inp = relu(x) * mask: model.c keeps neither x nor the mask with
- * relu. Where inp > 0, x > 0 and the element was kept (factor 1/(1-p));
- * elsewhere relu'(x) * mask is 0. So relu's backward at inp, after
- * dropout's backward with that factor, is the gradient. */
-static inline void bind_linear_backward_relu(float *dinp, float *dweight, float *dbias, const float *dout,
-                                             const float *inp, const float *weight, int N, int C, int OC,
-                                             DropoutKey key, Precision prec) {
-    long n = (long)N * C;
-    float *dy = bind_alloc(n), *keep = bind_alloc(n), *d_hidden = bind_alloc(n);
-    bind_linear_backward_to(dy, dweight, dbias, dout, inp, weight, N, C, OC, prec);
-    for (long i = 0; i < n; i++) keep[i] = 1.0f / (1.0f - key.p);
-    ref_dropout_backward(d_hidden, dy, keep, n);
-    bind_zero(dinp, n);
-    ref_relu_backward(dinp, d_hidden, inp, n);
-    free(dy);
-    free(keep);
-    free(d_hidden);
-}
 
 static inline void bind_gelu_forward(float *out, const float *inp, long n) { ref_gelu_forward(out, inp, n); }
 
