@@ -84,7 +84,7 @@ static void att_product(float *c, long ldc, MatView a, const float *b, long M, i
         for (long k0 = 0; k0 < K; k0 += k_block) {
             int kc = (int)(K - k0 < k_block ? K - k0 : k_block);
             mm_bf16_block(c, ldc, accumulate || k0 > 0 ? c : NULL, ldc, a, NULL, 0, M, N, k0, kc,
-                          words + k0 / 2 * BF_NR, kp * BF_NR, NULL, NULL, mode);
+                          words + k0 / 2 * BF_NR, kp * BF_NR, NULL, 0, 0, NULL, mode);
         }
         return;
     }
@@ -102,7 +102,7 @@ static void att_product(float *c, long ldc, MatView a, const float *b, long M, i
                 const float *panel = b + (long)j0 * K + k0 * MM_NR;
                 float *tile = c + i0 * ldc + j0;
                 if (rows == MM_MR && cols == MM_NR)
-                    mm_kernel(kc, a_ptr, a.row_stride, a.col_stride, panel, tile, ldc, NULL, load_c, NULL, NULL);
+                    mm_kernel(kc, a_ptr, a.row_stride, a.col_stride, panel, tile, ldc, NULL, load_c, NULL, NULL, 0, 0);
                 else
                     mm_edge_tile(tile, ldc, rows, cols, NULL, load_c, NULL, a, i0, k0, kc, panel);
             }

@@ -77,76 +77,69 @@ typedef struct {
     int in_place;
     const DropoutKey *drop;
     int drop_T;
-    long row, col;   /* where the block starts in C (mm_epilogue_at) */
     const float *gate;
     float gate_scale;
+    DropoutTest test;   /* set by matmul_run from drop, once per product */
+    float keep;
 } MatEpilogue;
 
-/* The epilogue of the output block at row `row`, column `col` (stride ldc). */
-static inline MatEpilogue mm_epilogue_at(const MatEpilogue *ep, long row, long col, long ldc) {
-    MatEpilogue at = {0};
-    if (!ep) return at;
-    long off = row * ldc + col;
-    at.in_place = ep->in_place;
-    if (ep->gate) at.gate = ep->gate + off;
-    at.gate_scale = ep->gate_scale;
-    at.drop = ep->drop;
-    at.drop_T = ep->drop_T;
-    at.row = ep->row + row;
-    at.col = ep->col + col;
-    if (ep->relu) at.relu = ep->relu + off;
-    if (ep->sum) {
-        at.add = ep->add + off;
-        at.sum = ep->sum + off;
-    }
-    return at;
-}
-
-/* Applies the epilogue to the finished outputs v (rows x cols, row stride
- * ldv) of the block of C at c (stride ldc): v is the kernel's accumulators,
- * or C itself when the block was stored first (float32 edge tiles, every
- * bfloat16 full tile, K = 0). In place,
- * C is written through c, so that no other pointer writes the block. */
-static inline void mm_epilogue_apply(const MatEpilogue *at, const float *v, long ldv, float *c, long ldc, int rows,
-                                     int cols) {
+/* Applies the epilogue ep to the finished outputs v (rows x cols, row
+ * stride ldv) of the block of C that starts at row `row`, column `col` and
+ * at c (stride ldc): v is the kernel's accumulators, or C itself when the
+ * block was stored first (float32 edge tiles, every bfloat16 full tile,
+ * K = 0). In place, C is written through c, so that no other pointer
+ * writes the block. The block's place is passed, not a moved copy of ep:
+ * a copy per tile cost a store-forwarding stall per tile. */
+static inline void mm_epilogue_apply(const MatEpilogue *ep, long row, long col, const float *v, long ldv, float *c,
+                                     long ldc, int rows, int cols) {
     enum { MAX_COLS = MM_NC > 32 ? MM_NC : 32 };   /* a block is at most MM_NC (float32) or BF_NR (bf16) wide */
     float factor[MAX_COLS];
-    DropoutTest test = {0, 0};
-    float keep = 1.0f;
-    if (at->drop) test = dropout_test(at->drop), keep = dropout_keep_scale(at->drop);
+    long off = row * ldc + col;
     for (int i = 0; i < rows; i++) {
         const float *vi = v + i * ldv;
-        if (at->gate) {   /* in place: the gradient through a relu and its dropout */
-            const float *gate = at->gate + i * ldc;
+        if (ep->gate) {   /* in place: the gradient through a relu and its dropout */
+            const float *gate = ep->gate + off + i * ldc;
             float *out = c + i * ldc;
-            float scale = at->gate_scale;   /* a local: no store through out can change it */
-            for (int j = 0; j < cols; j++) out[j] = gate[j] > 0.0f ? vi[j] * scale : 0.0f;
+            float scale = ep->gate_scale;   /* a local: no store through out can change it */
+            #pragma omp simd
+            for (int j = 0; j < cols; j++) {
+                float kept = vi[j] * scale;
+                out[j] = gate[j] > 0.0f ? kept : 0.0f;
+            }
             continue;
         }
-        float *relu = at->relu ? (at->in_place ? c + i * ldc : at->relu + i * ldc) : NULL;
-        float *sum = at->sum ? (at->in_place ? c + i * ldc : at->sum + i * ldc) : NULL;
-        if (at->drop) {   /* dropout_rows' draw of this row's elements */
-            long n = at->row + i;
-            uint64_t first = dropout_index(at->drop, (int)(n / at->drop_T), (int)(n % at->drop_T), (int)ldc, 0);
-            for (int j = 0; j < cols; j++) factor[j] = dropout_factor(&test, keep, first + (uint64_t)(at->col + j));
+        float *relu = ep->relu ? (ep->in_place ? c + i * ldc : ep->relu + off + i * ldc) : NULL;
+        float *sum = ep->sum ? (ep->in_place ? c + i * ldc : ep->sum + off + i * ldc) : NULL;
+        const float *add = ep->sum ? ep->add + off + i * ldc : NULL;
+        if (ep->drop) {   /* dropout_rows' draw of this row's elements */
+            long n = row + i;
+            uint64_t first = dropout_index(ep->drop, (int)(n / ep->drop_T), (int)(n % ep->drop_T), (int)ldc, 0);
+            DropoutTest test = ep->test;
+            float keep = ep->keep;
+            #pragma omp simd
+            for (int j = 0; j < cols; j++) factor[j] = dropout_factor(&test, keep, first + (uint64_t)(col + j));
             if (relu)
+                #pragma omp simd
                 for (int j = 0; j < cols; j++) relu[j] = (vi[j] > 0.0f ? vi[j] : 0.0f) * factor[j];
             if (sum)
+                #pragma omp simd
                 for (int j = 0; j < cols; j++) {
                     float dropped = vi[j] * factor[j];
-                    sum[j] = at->add[i * ldc + j] + dropped;
+                    sum[j] = add[j] + dropped;
                 }
             continue;
         }
         if (relu)
+            #pragma omp simd
             for (int j = 0; j < cols; j++) relu[j] = vi[j] > 0.0f ? vi[j] : 0.0f;
         if (sum)
-            for (int j = 0; j < cols; j++) sum[j] = at->add[i * ldc + j] + vi[j];
+            #pragma omp simd
+            for (int j = 0; j < cols; j++) sum[j] = add[j] + vi[j];
     }
 }
 
 /* The register-tiled kernel, for one full MR x NR tile of C (row stride ldc):
- *   c[i][j] = start + sum over k < kc of a(i,k) * b_panel[k][j],
+ *   c[i][j] = start + sum over k < kc of a(i,k) * b_panel[k][j], kc >= 1,
  * where a(i,k) = a[i * a_rs + k * a_ks] is read in place (no packing needed
  * when either stride is 1) and start is C's own value (load_c), start[i][j]
  * (row stride ldc), bias[j], or 0.
@@ -155,12 +148,24 @@ static inline void mm_epilogue_apply(const MatEpilogue *at, const float *v, long
 static inline void mm_kernel(int kc, const float *restrict a, long a_rs, long a_ks,
                              const float *restrict b_panel, float *restrict c, long ldc,
                              const float *restrict bias, int load_c, const float *restrict start,
-                             const MatEpilogue *ep) {
+                             const MatEpilogue *ep, long ep_row, long ep_col) {
     float acc[MM_MR][MM_NR];
-    for (int i = 0; i < MM_MR; i++)
-        for (int j = 0; j < MM_NR; j++)
-            acc[i][j] = load_c ? c[i * ldc + j] : start ? start[i * ldc + j] : bias ? bias[j] : 0.0f;
-    for (int k = 0; k < kc; k++) {
+    /* k = 0 adds its product to each output's start (chosen once per tile),
+     * the registers filled by the multiply-add itself: a plain copy into
+     * them first became a memcpy whose narrower stores the wider loads
+     * stalled on */
+    const float *from = load_c ? c : start;
+    for (int i = 0; i < MM_MR; i++) {
+        float a_i0 = a[i * a_rs];
+        if (from) {
+            #pragma omp simd
+            for (int j = 0; j < MM_NR; j++) acc[i][j] = MM_FMA(a_i0, b_panel[j], from[i * ldc + j]);
+        } else {
+            #pragma omp simd
+            for (int j = 0; j < MM_NR; j++) acc[i][j] = MM_FMA(a_i0, b_panel[j], bias ? bias[j] : 0.0f);
+        }
+    }
+    for (int k = 1; k < kc; k++) {
         const float *b = b_panel + (long)k * MM_NR;
         for (int i = 0; i < MM_MR; i++) {
             float a_ik = a[i * a_rs + k * a_ks];
@@ -171,7 +176,7 @@ static inline void mm_kernel(int kc, const float *restrict a, long a_rs, long a_
     if (!ep || !ep->in_place)
         for (int i = 0; i < MM_MR; i++)
             for (int j = 0; j < MM_NR; j++) c[i * ldc + j] = acc[i][j];
-    if (ep) mm_epilogue_apply(ep, &acc[0][0], MM_NR, c, ldc, MM_MR, MM_NR);   /* from the registers */
+    if (ep) mm_epilogue_apply(ep, ep_row, ep_col, &acc[0][0], MM_NR, c, ldc, MM_MR, MM_NR);   /* from the registers */
 }
 
 /* Packs rows [row0, row0+rows) x k in [k0, k0+kc) of A as panel[k][MR],
@@ -256,7 +261,7 @@ static void mm_edge_tile(float *c, long ldc, int rows, int cols, const float *bi
     long from_stride = load_c || start ? ldc : 0;
     if (from)
         for (int i = 0; i < rows; i++) memcpy(tile + i * MM_NR, from + i * from_stride, sizeof(float) * (size_t)cols);
-    mm_kernel(kc, a_panel, 1, MM_MR, b_panel, tile, MM_NR, NULL, 1, NULL, NULL);
+    mm_kernel(kc, a_panel, 1, MM_MR, b_panel, tile, MM_NR, NULL, 1, NULL, NULL, 0, 0);
     for (int i = 0; i < rows; i++) memcpy(c + i * ldc, tile + i * MM_NR, sizeof(float) * (size_t)cols);
 }
 
@@ -270,10 +275,7 @@ static void mm_task_empty(float *c, long ldc, const float *bias, MatInit init, l
                 c[at] = init == MM_BIAS ? bias[n0 + j] : init == MM_START ? bias[at] : 0.0f;
             }
     }
-    if (ep) {
-        MatEpilogue at = mm_epilogue_at(ep, m0, n0, ldc);
-        mm_epilogue_apply(&at, c + m0 * ldc + n0, ldc, c + m0 * ldc + n0, ldc, mc, nc);
-    }
+    if (ep) mm_epilogue_apply(ep, m0, n0, c + m0 * ldc + n0, ldc, c + m0 * ldc + n0, ldc, mc, nc);
 }
 
 /* One task: output rows [m0, m0+mc) x columns [n0, n0+nc), all of k. */
@@ -309,13 +311,12 @@ static void mm_task(float *c, long ldc, MatView a, MatView b, const float *bias,
                 const float *tile_bias = init == MM_BIAS ? bias + n0 + j0 : NULL;
                 const float *tile_start = init == MM_START && !load_c ? bias + row * ldc + n0 + j0 : NULL;
                 int last = ep && k0 + kc == K;   /* the outputs are finished in this k block */
-                MatEpilogue at = mm_epilogue_at(last ? ep : NULL, row, n0 + j0, ldc);
                 if (rows == MM_MR && cols == MM_NR) {
                     mm_kernel(kc, a_ptr, a_rs, a_ks, b_panel, c_tile, ldc, tile_bias, load_c, tile_start,
-                              last ? &at : NULL);
+                              last ? ep : NULL, row, n0 + j0);
                 } else {
                     mm_edge_tile(c_tile, ldc, rows, cols, tile_bias, load_c, tile_start, a, row, k0, kc, b_panel);
-                    if (last) mm_epilogue_apply(&at, c_tile, ldc, c_tile, ldc, rows, cols);
+                    if (last) mm_epilogue_apply(ep, row, n0 + j0, c_tile, ldc, c_tile, ldc, rows, cols);
                 }
             }
         }
@@ -536,13 +537,14 @@ static void mm_words_a_bf16(uint32_t *words, MatView a, long M, long K, float *s
  * the block's first row; a_words, when not NULL, its whole panels packed
  * by mm_words_a_bf16 with kp a_ld) times the packed B of those k (panel
  * q at b + q * b_stride words). They start from `from` (row stride from_ld;
- * 0: one row, a bias; NULL: zeros). ep: the epilogue, positioned at the
- * block's first output, when these k finish the outputs (NULL otherwise).
+ * 0: one row, a bias; NULL: zeros). ep: the epilogue when these k finish
+ * the outputs (NULL otherwise), c's first output being its row ep_row,
+ * column ep_col.
  * a_sums: NULL, or the running sums of A's rows [0, M), which the panels
  * packed here add to. */
 static void mm_bf16_block(float *c, long ldc, const float *from, long from_ld, MatView a, const uint32_t *a_words,
                           long a_ld, long M, int N, long k0, int kc, const uint32_t *b, long b_stride,
-                          const MatEpilogue *ep, float *a_sums, MatMode mode) {
+                          const MatEpilogue *ep, long ep_row, long ep_col, float *a_sums, MatMode mode) {
     uint32_t a_panel[(MM_KC_MAX + 1) / 2 * BF_MR];
     float v[BF_MR * BF_NR];
     int kp = (kc + 1) / 2;
@@ -562,12 +564,11 @@ static void mm_bf16_block(float *c, long ldc, const float *from, long from_ld, M
             const uint32_t *b_panel = b + (j0 / BF_NR) * b_stride;
             const float *tile_from = from ? from + i0 * from_ld + j0 : NULL;
             float *tile = c + i0 * ldc + j0;
-            MatEpilogue at = mm_epilogue_at(ep, i0, j0, ldc);
             if (rows == BF_MR && cols == BF_NR) {
                 /* a full tile: the chains start from C, the bias or 0 and
                  * end in C, with no copy; the epilogue then reads C */
                 bf16_kernel(mode, kp, a_ptr, a_rs, a_ps, b_panel, tile_from, from_ld, tile, ldc);
-                if (ep) mm_epilogue_apply(&at, tile, ldc, tile, ldc, rows, cols);
+                if (ep) mm_epilogue_apply(ep, ep_row + i0, ep_col + j0, tile, ldc, tile, ldc, rows, cols);
                 continue;
             }
             memset(v, 0, sizeof v);
@@ -577,7 +578,7 @@ static void mm_bf16_block(float *c, long ldc, const float *from, long from_ld, M
             bf16_kernel(mode, kp, a_ptr, a_rs, a_ps, b_panel, v, BF_NR, v, BF_NR);
             if (!ep || !ep->in_place)
                 for (int i = 0; i < rows; i++) memcpy(tile + i * ldc, v + i * BF_NR, sizeof(float) * (size_t)cols);
-            if (ep) mm_epilogue_apply(&at, v, BF_NR, tile, ldc, rows, cols);
+            if (ep) mm_epilogue_apply(ep, ep_row + i0, ep_col + j0, v, BF_NR, tile, ldc, rows, cols);
         }
     }
 }
@@ -602,11 +603,10 @@ static void mm_task_bf16(float *c, long ldc, MatView a, const uint32_t *a_words,
         if (k0 > 0 || init == MM_ACCUMULATE) from = c_blk;
         else if (init == MM_BIAS) from = bias + n0, from_ld = 0;
         else if (init == MM_START) from = bias + m0 * ldc + n0;
-        MatEpilogue at = mm_epilogue_at(ep, m0, n0, ldc);
         int last = ep && k0 + kc == K;
         long a_ld = (K + 1) / 2;
         mm_bf16_block(c_blk, ldc, from, from_ld, a_rows, a_words ? a_words + m0 * a_ld : NULL, a_ld, mc, nc, k0, kc,
-                      b_block, (long)(kc + 1) / 2 * BF_NR, last ? &at : NULL, a_sums && n0 == 0 ? a_sums + m0 : NULL,
+                      b_block, (long)(kc + 1) / 2 * BF_NR, last ? ep : NULL, m0, n0, a_sums && n0 == 0 ? a_sums + m0 : NULL,
                       mode);
     }
     if (K == 0) mm_task_empty(c, ldc, bias, init, m0, mc, n0, nc, ep);
@@ -673,6 +673,13 @@ static void mm_row_sums(float *a_sums, MatView a, long M, long K) {
 static void matmul_run(float *c, long ldc, MatView a, MatView b, const float *bias, MatInit init, long M, long N,
                        long K, const MatEpilogue *ep, float *a_sums, MatMode mode) {
     if (M <= 0) return;
+    MatEpilogue drawn;   /* ep with its dropout test drawn once for the whole product */
+    if (ep && ep->drop) {
+        drawn = *ep;
+        drawn.test = dropout_test(ep->drop);
+        drawn.keep = dropout_keep_scale(ep->drop);
+        ep = &drawn;
+    }
     /* A's row sums: float32 (or no product) sums A in a pass of its own;
      * bfloat16's packing adds each float to them as it reads it */
     if (a_sums && (mode == MM_F32 || N <= 0)) mm_row_sums(a_sums, a, M, K), a_sums = NULL;
