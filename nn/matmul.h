@@ -69,7 +69,9 @@ typedef enum { MM_ZERO, MM_BIAS, MM_ACCUMULATE, MM_START } MatInit;
  * sum and drop NULL), C keeps gate[i][j] > 0 ? v * gate_scale : 0 (gate not
  * C itself: a tile may hold its product before the gate is read): a gradient back
  * through a relu and its dropout, whose output was gate (C's row stride),
- * the kept elements scaled by the dropout's 1/(1-p). */
+ * the kept elements scaled by the dropout's 1/(1-p). test and keep are
+ * drop's test and keep scale, which matmul_run draws once per product
+ * (callers leave them 0: every epilogue reaches the tiles through it). */
 typedef struct {
     float *relu;
     const float *add;
@@ -79,8 +81,8 @@ typedef struct {
     int drop_T;
     const float *gate;
     float gate_scale;
-    DropoutTest test;   /* set by matmul_run from drop, once per product */
-    float keep;
+    DropoutTest test;   /* dropout_test(drop), set by matmul_run */
+    float keep;         /* dropout_keep_scale(drop), set by matmul_run */
 } MatEpilogue;
 
 /* Applies the epilogue ep to the finished outputs v (rows x cols, row
@@ -142,7 +144,8 @@ static inline void mm_epilogue_apply(const MatEpilogue *ep, long row, long col, 
  *   c[i][j] = start + sum over k < kc of a(i,k) * b_panel[k][j], kc >= 1,
  * where a(i,k) = a[i * a_rs + k * a_ks] is read in place (no packing needed
  * when either stride is 1) and start is C's own value (load_c), start[i][j]
- * (row stride ldc), bias[j], or 0.
+ * (row stride ldc), bias[j], or 0; then the epilogue ep (NULL: none) of
+ * the tile at row ep_row, column ep_col of the product's C.
  * The accumulators live in a local array that the compiler keeps in vector
  * registers; each one is a single multiply-add chain over k. */
 static inline void mm_kernel(int kc, const float *restrict a, long a_rs, long a_ks,
@@ -606,8 +609,8 @@ static void mm_task_bf16(float *c, long ldc, MatView a, const uint32_t *a_words,
         int last = ep && k0 + kc == K;
         long a_ld = (K + 1) / 2;
         mm_bf16_block(c_blk, ldc, from, from_ld, a_rows, a_words ? a_words + m0 * a_ld : NULL, a_ld, mc, nc, k0, kc,
-                      b_block, (long)(kc + 1) / 2 * BF_NR, last ? ep : NULL, m0, n0, a_sums && n0 == 0 ? a_sums + m0 : NULL,
-                      mode);
+                      b_block, (long)(kc + 1) / 2 * BF_NR, last ? ep : NULL, m0, n0,
+                      a_sums && n0 == 0 ? a_sums + m0 : NULL, mode);
     }
     if (K == 0) mm_task_empty(c, ldc, bias, init, m0, mc, n0, nc, ep);
 }
