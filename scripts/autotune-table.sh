@@ -5,6 +5,10 @@
 #   ./train data/NAME/train.tsv --test data/NAME/test.tsv --seed SEED --threads 1 \
 #       --quiet --out DIR/def-NAME                      (the defaults, same seed)
 #   bash scripts/autotune-table.sh DIR NAME...
+# and, when DIR/ft-NAME exists, fastText's autotune of the same duration on
+# the same 80/20 split of train.tsv that compare-fasttext.sh makes: its
+# `fasttext test` output in DIR/ft-NAME/test and "rc RC train_s S total_s S"
+# in DIR/ft-NAME/time.
 # Columns: trials run; the best trial on validation and its accuracy against
 # trial 1's (the options as given); the validation examples and one standard
 # error of a validation accuracy at the best's, sqrt(p (1 - p) / n); the
@@ -22,12 +26,12 @@ shift
 test_acc() { awk '/^test \(/ { t = 1 } t && $1 == "accuracy" { print $2; exit }' "$1/report.txt" 2>/dev/null || true; }
 # a number field of a JSON line: json_field LINE KEY
 json_field() { sed -nE "s/.*\"$2\": ([0-9.]+).*/\1/p" <<<"$1"; }
-echo "| set | trials | best on validation | its val acc | trial 1's val acc | val n | one standard error | choice | best's test | defaults' test | choice's test | choice - defaults | autotune s |"
-echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+echo "| set | trials | best on validation | its val acc | trial 1's val acc | val n | one standard error | choice | best's test | defaults' test | choice's test | choice - defaults | autotune s | fastText autotune test | its s | choice - fastText autotune |"
+echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
 for name in "$@"; do
     run=$dir/$name
     if [ ! -s "$run/trials.jsonl" ]; then
-        echo "| $name | not measured | | | | | | | | | | | |"
+        echo "| $name | not measured | | | | | | | | | | | | | | |"
         continue
     fi
     # RUN/trials.jsonl: a line a trial, trial 1 the options as given, then {"winner": N, "trials": M, ...}
@@ -60,7 +64,20 @@ for name in "$@"; do
     [ "$choice" = 1 ] && ctest=${dtest:--}
     diff=$(awk -v a="$ctest" -v b="$dtest" 'BEGIN { if (a == "-" || a == "" || b == "") print "-"; else printf "%+.4f", a - b }')
     wall=$(awk -v n="$name" '$1 == n && $2 == "wall" { printf "%.0f", $3 }' "$dir/$name.log" 2>/dev/null || true)
-    printf "| %s | %s | trial %s | %.4f | %.4f | %s | %.4f | %s | %s | %s | %s | %s | %s |\n" "$name" "$trials" "$best" \
-        "$bval" "$fval" "$n" "$se" "$([ "$choice" = 1 ] && echo "trial 1" || echo "trial $choice")" "${btest:--}" \
-        "${dtest:-not run}" "$ctest" "$diff" "${wall:--}"
+    # fastText's autotune beside it, when DIR/ft-NAME holds its run: test (fasttext test's
+    # output) and time ("rc RC train_s S total_s S": rc 124 when timeout stopped it)
+    ft=$dir/ft-$name ftest="not run" fsecs=- fdiff=-
+    if [ -s "$ft/time" ]; then
+        frc=$(awk '{ print $2 }' "$ft/time")
+        fsecs=$(awk '{ printf "%.0f", $6 }' "$ft/time")
+        ftest=$(awk '$1 == "P@1" { printf "%.4f", $2 }' "$ft/test" 2>/dev/null || true)
+        if [ "$frc" != 0 ] || [ -z "$ftest" ]; then
+            ftest="did not end (exit $frc)"
+        else
+            fdiff=$(awk -v a="$ctest" -v b="$ftest" 'BEGIN { if (a == "-" || a == "") print "-"; else printf "%+.4f", a - b }')
+        fi
+    fi
+    printf "| %s | %s | trial %s | %.4f | %.4f | %s | %.4f | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n" "$name" "$trials" \
+        "$best" "$bval" "$fval" "$n" "$se" "$([ "$choice" = 1 ] && echo "trial 1" || echo "trial $choice")" \
+        "${btest:--}" "${dtest:-not run}" "$ctest" "$diff" "${wall:--}" "$ftest" "$fsecs" "$fdiff"
 done
