@@ -367,16 +367,23 @@ static int run_trial(Search *s, Trial *t, int resume, char *err, size_t errlen) 
 
 /* Seconds trial t may take to the first rung where it can be stopped (one
  * an earlier trial reached; else to its end): its epochs x layers x
- * width^2 at the slowest rate of the trials so far, and at least the
+ * width^2 at the slowest rate of the trials so far with its tokenizer (of
+ * all trials when none has it: a tokenizer sets the tokens per epoch, and
+ * characters run several times the rate of bpe pieces), and at least the
  * shortest of them (a trial's fixed cost). */
 static double estimate(const Search *s, const Trial *t) {
-    double rate = 0, least = INFINITY;
+    double rate = 0, rate_same = 0, least = INFINITY;
     for (int i = 0; i < s->n_trials; i++) {
         const Trial *p = &s->trials[i];
         double d = atof(p->value[AXIS_D_MODEL]), units = p->epochs_run * atof(p->value[AXIS_LAYERS]) * d * d;
-        if (units > 0) rate = fmax(rate, p->seconds / units);
+        if (units > 0) {
+            rate = fmax(rate, p->seconds / units);
+            if (strcmp(p->value[AXIS_TOKENIZER], t->value[AXIS_TOKENIZER]) == 0)
+                rate_same = fmax(rate_same, p->seconds / units);
+        }
         least = fmin(least, p->seconds);
     }
+    if (rate_same > 0) rate = rate_same;
     int rung[MAX_RUNGS], epochs = atoi(t->value[AXIS_EPOCHS]), n_rungs = rungs(s, epochs, rung), first = epochs;
     for (int k = 0; k < n_rungs && first == epochs; k++)
         for (int i = 0; i < s->n_trials; i++)
