@@ -26,6 +26,8 @@ shift
 test_acc() { awk '/^test \(/ { t = 1 } t && $1 == "accuracy" { print $2; exit }' "$1/report.txt" 2>/dev/null || true; }
 # a number field of a JSON line: json_field LINE KEY
 json_field() { sed -nE "s/.*\"$2\": ([0-9.]+).*/\1/p" <<<"$1"; }
+# A - B to 4 decimals, signed; "-" when either is missing
+minus() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "-" || a == "" || b == "-" || b == "") print "-"; else printf "%+.4f", a - b }'; }
 echo "| set | trials | best on validation | its val acc | trial 1's val acc | val n | one standard error | choice | best's test | defaults' test | choice's test | choice - defaults | autotune s | fastText autotune test | its s | choice - fastText autotune |"
 echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
 for name in "$@"; do
@@ -62,7 +64,7 @@ for name in "$@"; do
     [ "$best" = 1 ] && btest=${dtest:--}
     ctest=$btest
     [ "$choice" = 1 ] && ctest=${dtest:--}
-    diff=$(awk -v a="$ctest" -v b="$dtest" 'BEGIN { if (a == "-" || a == "" || b == "") print "-"; else printf "%+.4f", a - b }')
+    diff=$(minus "$ctest" "$dtest")
     wall=$(awk -v n="$name" '$1 == n && $2 == "wall" { printf "%.0f", $3 }' "$dir/$name.log" 2>/dev/null || true)
     # fastText's autotune beside it, when DIR/ft-NAME holds its run: test (fasttext test's
     # output) and time ("rc RC train_s S total_s S": rc 124 when timeout stopped it)
@@ -74,7 +76,7 @@ for name in "$@"; do
         if [ "$frc" != 0 ] || [ -z "$ftest" ]; then
             ftest="did not end (exit $frc)"
         else
-            fdiff=$(awk -v a="$ctest" -v b="$ftest" 'BEGIN { if (a == "-" || a == "") print "-"; else printf "%+.4f", a - b }')
+            fdiff=$(minus "$ctest" "$ftest")
         fi
     fi
     printf "| %s | %s | trial %s | %.4f | %.4f | %s | %.4f | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n" "$name" "$trials" \
