@@ -51,10 +51,11 @@ const OptionSpec OPTION_TABLE[] = {
      "elsewhere); weights, optimizer and checkpoints stay float32. auto: bf16 on a CPU whose AVX-512 "
      "BF16 outruns its float32 (AMD's), amx on one with AMX (Intel's), else fp32 (run.json records the one chosen). predict, eval and trace use the model's recorded "
      "precision unless this is given; training's default:", 1},
-    {"tokenizer", OPT_CHOICE, OFF(tokenizer), "bpe", 0, 0, "bpe|word|char",
-     "bpe: subwords learned from the training texts; word: words; char: characters", 1},
+    {"tokenizer", OPT_CHOICE, OFF(tokenizer), "bpe", 0, 0, "bpe|word|char|ngram",
+     "bpe: subwords learned from the training texts; word: words; char: characters; ngram: each word as <word>, "
+     "then its character 2- to 5-grams, the most frequent kept as the vocabulary", 1},
     {"vocab-size", OPT_INT, OFF(vocab_size), "2000", 6, 1 << 24, NULL,
-     "vocabulary size, the 5 specials included (bpe: symbols to learn; word, char: a cap)", 1},
+     "vocabulary size, the 5 specials included (bpe: symbols to learn; word, char, ngram: a cap)", 1},
     {"bpe-dropout", OPT_DOUBLE, OFF(bpe_dropout), "0.1", 0, 0.999, NULL,
      "bpe: while training, split each merged subword of a batch back into its two parts with this probability "
      "(subword regularisation; 0: off)", 1},

@@ -18,7 +18,10 @@ merge. Use it on small corpora only.
       at step j, row i at place 2i + 1), printed after "dropout L".
 
   The module's functions: learn(texts, vocab_size, min_freq) -> (vocab, merges),
-  encode(vocab, merges, text) -> ids, dropout_tables and dropout_row below.
+  encode(vocab, merges, text) -> ids, dropout_tables and dropout_row below;
+  and the ngram tokenizer's (docs/DESIGN.md §3), from its description alone:
+  ngram_tokens(text), ngram_learn(texts, vocab_size, min_freq) -> vocab,
+  ngram_encode(vocab, text) -> ids.
 """
 import sys
 
@@ -198,6 +201,37 @@ def dropout_row(vocab, tables, row, p, seed, step, place, max_len):
         room = max_len - len(out) - (len(row) - k - 1)
         out.extend([index[sym] for sym in split] if len(split) <= room else [tok])
     return out
+
+
+def ngram_tokens(text):
+    """Each word token as "<token>", then its 2- to 5-grams of code points,
+    shortest first, left to right, without "<token>" again; specials as ids."""
+    out = []
+    for kind, value in split(text):
+        if kind == "special":
+            out.append(value)
+            continue
+        bounded = "<" + value + ">"
+        out.append(bounded)
+        for n in range(2, 6):
+            if n < len(bounded):
+                out += [bounded[i:i + n] for i in range(len(bounded) - n + 1)]
+    return out
+
+
+def ngram_learn(texts, vocab_size, min_freq):
+    count = {}
+    for text in texts:
+        for tok in ngram_tokens(text):
+            if isinstance(tok, str):
+                count[tok] = count.get(tok, 0) + 1
+    kept = sorted((t for t in count if count[t] >= min_freq), key=lambda t: (-count[t], byte_key(t)))
+    return SPECIALS + (kept[: vocab_size - len(SPECIALS)] if vocab_size > 0 else kept)
+
+
+def ngram_encode(vocab, text):
+    ids = {tok: i for i, tok in enumerate(vocab)}
+    return [t if isinstance(t, int) else ids.get(t, UNK) for t in ngram_tokens(text)]
 
 
 def read_examples(path):

@@ -672,26 +672,34 @@ def cmd_selftest(args):
     return 1 if failures else 0
 
 
-# ---------------------------------------------------------------- bpe end to end
+# ---------------------------------------------------------------- tokenizers end to end
 
-def cmd_bpe_check(args):
-    """A bpe run of ./train against this side: scripts/bpe_ref.py (the
-    tokenizer written from the spec) learns from the same training texts and
-    must give the checkpoint's vocabulary and merges; then every text is
-    encoded in Python, run through the twin, and the probabilities compared
-    with what ./train predict --probs printed."""
+def cmd_tokenizer_check(args):
+    """A bpe or ngram run of ./train against this side: scripts/bpe_ref.py
+    (the tokenizers written from their descriptions) learns from the same
+    training texts and must give the checkpoint's vocabulary (and merges);
+    then every text is encoded in Python, run through the twin, and the
+    probabilities compared with what ./train predict --probs printed."""
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     import bpe_ref
     tensors, meta = st_read(os.path.join(args.run, "model.safetensors"))
-    if meta.get("tokenizer") != "bpe":
-        print(f"bpe-check: {args.run} is not a bpe run"); return 1
-    vocab_c, merges_c = json.loads(meta["vocab"]), [tuple(p) for p in json.loads(meta["merges"])]
-    train_texts = bpe_ref.read_examples(args.train)
-    vocab_py, merges_py = bpe_ref.learn([t for t in train_texts if not t.startswith("#")], args.vocab_size,
-                                        args.min_freq)
-    same_vocab, same_merges = vocab_py == vocab_c, [tuple(p) for p in merges_py] == merges_c
-    print(f"bpe-check: vocabulary {len(vocab_c)} symbols, {len(merges_c)} merges; "
-          f"identical to the Python reference: vocab {same_vocab}, merges {same_merges}")
+    kind = meta.get("tokenizer")
+    if kind not in ("bpe", "ngram"):
+        print(f"tokenizer-check: {args.run} is neither a bpe nor an ngram run"); return 1
+    train_texts = [t for t in bpe_ref.read_examples(args.train) if not t.startswith("#")]
+    vocab_c = json.loads(meta["vocab"])
+    if kind == "bpe":
+        merges_c = [tuple(p) for p in json.loads(meta["merges"])]
+        vocab_py, merges_py = bpe_ref.learn(train_texts, args.vocab_size, args.min_freq)
+        same = vocab_py == vocab_c and [tuple(p) for p in merges_py] == merges_c
+        encode = lambda text: bpe_ref.encode(vocab_c, merges_c, text)
+        print(f"tokenizer-check: bpe vocabulary {len(vocab_c)} symbols, {len(merges_c)} merges; "
+              f"identical to the Python reference: {same}")
+    else:
+        vocab_py = bpe_ref.ngram_learn(train_texts, args.vocab_size, args.min_freq)
+        same = vocab_py == vocab_c
+        encode = lambda text: bpe_ref.ngram_encode(vocab_c, text)
+        print(f"tokenizer-check: ngram vocabulary {len(vocab_c)} tokens; identical to the Python reference: {same}")
     model, cfg = load_twin(os.path.join(args.run, "model.safetensors"))
     model.eval()
     texts = bpe_ref.read_examples(args.texts)
@@ -701,13 +709,13 @@ def cmd_bpe_check(args):
     worst, pred_mismatch = 0.0, 0
     with torch.no_grad():
         for text, row in zip(texts, rows):
-            ids = [CLS] + bpe_ref.encode(vocab_c, merges_c, text)[:cfg["max_len"] - 2] + [SEP]
+            ids = [CLS] + encode(text)[:cfg["max_len"] - 2] + [SEP]
             probs = torch.softmax(model(torch.tensor([ids])), dim=-1)[0].double().numpy()
             c_probs = np.array([float(x) for x in row[1:]])
             worst = max(worst, float(np.max(np.abs(probs - c_probs))))
             pred_mismatch += labels[int(np.argmax(c_probs))] != row[0]
-    ok = same_vocab and same_merges and len(rows) == len(texts) and worst <= args.tol and pred_mismatch == 0
-    print(f"bpe-check: {len(texts)} texts encoded in Python and run through the twin: largest probability "
+    ok = same and len(rows) == len(texts) and worst <= args.tol and pred_mismatch == 0
+    print(f"tokenizer-check: {len(texts)} texts encoded in Python and run through the twin: largest probability "
           f"difference from ./train predict --probs {worst:.2e} (tolerance {args.tol:g}); {'PASS' if ok else 'FAIL'}")
     return 0 if ok else 1
 
@@ -739,9 +747,9 @@ def main(argv):
                    help="time the model as a PyTorch user writes it (class Idiomatic), not the twin")
     p.add_argument("--inference", action="store_true", help="time forward passes under torch.no_grad")
     p.add_argument("--autocast", action="store_true", help="under torch.autocast(\"cpu\", dtype=torch.bfloat16)")
-    p = sub.add_parser("bpe-check", help="a bpe run's tokenizer and probabilities against the Python side")
+    p = sub.add_parser("tokenizer-check", help="a bpe or ngram run's tokenizer and probabilities against the Python side")
     p.add_argument("run")
-    p.add_argument("train", help="the training file the run learned its merges from (all of it: --val FILE)")
+    p.add_argument("train", help="the training file the run learned its vocabulary from (all of it: --val FILE)")
     p.add_argument("texts", help="one text a line (a TSV's text after the TAB)")
     p.add_argument("probs", help="./train predict --probs output for those texts")
     p.add_argument("--vocab-size", type=int, required=True)
@@ -757,7 +765,7 @@ def main(argv):
         import twin_bench
         return {"bench": twin_bench.cmd_bench, "matmul-peak": twin_bench.cmd_matmul_peak}[args.cmd](args)
     return {"check": cmd_check, "selftest": cmd_selftest, "saliency": cmd_saliency,
-            "bpe-check": cmd_bpe_check}[args.cmd](args)
+            "tokenizer-check": cmd_tokenizer_check}[args.cmd](args)
 
 
 if __name__ == "__main__":

@@ -312,6 +312,15 @@ static void test_tokenizers(void) {
         {TOKENIZER_CHAR, "\xc3\x89" "A[cls]", "\xc3\x89|A|[|c|l|s|]"},
         {TOKENIZER_CHAR, "a\tb", "a|\t|b"},
         {TOKENIZER_CHAR, "\xff" "a\xe2\x82", "\xff|a|\xe2|\x82"},
+        /* ngram: "<token>", then its 2- to 5-grams, listed here by hand */
+        {TOKENIZER_NGRAM, "Ab, c", "<ab>|<a|ab|b>|<ab|ab>|<,>|<,|,>|<c>|<c|c>"},
+        {TOKENIZER_NGRAM, "[CLS]word", "<2>|<word>|<w|wo|or|rd|d>|<wo|wor|ord|rd>|<wor|word|ord>|<word|word>"},
+        {TOKENIZER_NGRAM, "\xc3\xa9\xe6\x97\xa5",
+         "<\xc3\xa9\xe6\x97\xa5>|<\xc3\xa9|\xc3\xa9\xe6\x97\xa5|\xe6\x97\xa5>|<\xc3\xa9\xe6\x97\xa5|\xc3\xa9\xe6\x97\xa5>"},
+        {TOKENIZER_NGRAM, "a abcdefg",
+         "<a>|<a|a>|<abcdefg>|<a|ab|bc|cd|de|ef|fg|g>|<ab|abc|bcd|cde|def|efg|fg>|<abc|abcd|bcde|cdef|defg|efg>|"
+         "<abcd|abcde|bcdef|cdefg|defg>"},
+        {TOKENIZER_NGRAM, " ", ""},
     };
     for (size_t i = 0; i < sizeof CASES / sizeof CASES[0]; i++) {
         const char *got = joined(CASES[i].kind, CASES[i].text);
@@ -322,6 +331,7 @@ static void test_tokenizers(void) {
     CHECK(tokenizer_parse("char", &k) == 0 && k == TOKENIZER_CHAR, "parse char");
     CHECK(tokenizer_parse("word", &k) == 0 && k == TOKENIZER_WORD, "parse word");
     CHECK(tokenizer_parse("bpe", &k) == 0 && k == TOKENIZER_BPE, "parse bpe");
+    CHECK(tokenizer_parse("ngram", &k) == 0 && k == TOKENIZER_NGRAM, "parse ngram");
     CHECK(tokenizer_parse("sentencepiece", &k) != 0, "parse unknown");
     CHECK(strcmp(tokenizer_name(TOKENIZER_CHAR), "char") == 0, "name");
 }

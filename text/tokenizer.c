@@ -1,4 +1,4 @@
-/* tokenizer.c: the word and char tokenizers: text into tokens
+/* tokenizer.c: the word, char and ngram tokenizers: text into tokens
  * (docs/DESIGN.md §3); bpe.c refines the word tokens into subwords. */
 #include "text/tokenizer.h"
 
@@ -21,7 +21,7 @@ static int is_punct(unsigned char c) {
 
 /* ---- Tokenizers ---- */
 
-static const char *const TOKENIZER_NAMES[] = {"word", "char", "bpe"};
+static const char *const TOKENIZER_NAMES[] = {"word", "char", "bpe", "ngram"};
 
 const char *tokenizer_name(TokenizerKind k) { return TOKENIZER_NAMES[k]; }
 
@@ -105,11 +105,57 @@ static int tokenize_char(const char *text, TokenFn fn, void *ctx) {
     return 0;
 }
 
+/* ngram: each word token as "<word>", then its character n-grams (code
+ * points of "<word>", NGRAM_MIN to NGRAM_MAX long, shortest first, left to
+ * right), leaving out "<word>" itself. */
+#define NGRAM_MIN 2
+#define NGRAM_MAX 5
+
+typedef struct {
+    TokenFn fn;
+    void *ctx;
+    char *buf;        /* (cap) "<" token ">" */
+    size_t cap;
+    size_t *starts;   /* (cap + 1) byte offset of each code point of buf, then its length */
+} NgramJob;
+
+static int ngram_token(const char *tok, size_t len, int special, void *ctx) {
+    NgramJob *job = ctx;
+    if (special >= 0) return job->fn(tok, len, special, job->ctx);
+    if (len + 2 > job->cap) {
+        size_t cap = 2 * (len + 2);
+        char *buf = realloc(job->buf, cap);
+        if (buf) job->buf = buf;
+        size_t *starts = buf ? realloc(job->starts, (cap + 1) * sizeof *starts) : NULL;
+        if (!starts) return -1;
+        job->starts = starts;
+        job->cap = cap;
+    }
+    size_t n = len + 2, units = 0;
+    job->buf[0] = '<';
+    memcpy(job->buf + 1, tok, len);
+    job->buf[n - 1] = '>';
+    for (size_t i = 0; i < n; i += utf8_length_at(job->buf + i)) job->starts[units++] = i;
+    job->starts[units] = n;
+    int rc = job->fn(job->buf, n, -1, job->ctx);
+    for (size_t g = NGRAM_MIN; g <= NGRAM_MAX && g < units && !rc; g++)
+        for (size_t u = 0; u + g <= units && !rc; u++)
+            rc = job->fn(job->buf + job->starts[u], job->starts[u + g] - job->starts[u], -1, job->ctx);
+    return rc;
+}
+
 /* Returns 0, fn's first non-zero value, or -1 when out of memory. */
 int tokenize(TokenizerKind kind, const char *text, TokenFn fn, void *ctx) {
     if (!text || !fn) return 0;
     /* bpe's pieces are the word tokens */
     if (kind == TOKENIZER_CHAR) return tokenize_char(text, fn, ctx);
+    if (kind == TOKENIZER_NGRAM) {
+        NgramJob job = {fn, ctx, NULL, 0, NULL};
+        int rc = tokenize(TOKENIZER_WORD, text, ngram_token, &job);
+        free(job.buf);
+        free(job.starts);
+        return rc;
+    }
     size_t len = 0;
     int has_upper = 0;
     for (; text[len]; len++) has_upper |= text[len] >= 'A' && text[len] <= 'Z';

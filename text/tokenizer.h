@@ -1,6 +1,6 @@
-/* tokenizer.h: the word and char tokenizers, text into tokens (docs/DESIGN.md
- * §3). The bpe tokenizer splits text as word does, then text/bpe.h
- * turns each word token (a piece) into subwords. */
+/* tokenizer.h: the word, char and ngram tokenizers, text into tokens
+ * (docs/DESIGN.md §3). The bpe tokenizer splits text as word does, then
+ * text/bpe.h turns each word token (a piece) into subwords. */
 #ifndef TEXT_TOKENIZER_H
 #define TEXT_TOKENIZER_H
 
@@ -9,7 +9,9 @@
 #include "base/errors.h"
 #include "base/tokens.h"
 
-typedef enum { TOKENIZER_WORD = 0, TOKENIZER_CHAR = 1, TOKENIZER_BPE = 2 } TokenizerKind;
+/* ngram: each word token as "<token>", then its character n-grams, 2 to 5
+ * code points of "<token>" (shortest first, left to right; "<token>" once). */
+typedef enum { TOKENIZER_WORD = 0, TOKENIZER_CHAR = 1, TOKENIZER_BPE = 2, TOKENIZER_NGRAM = 3 } TokenizerKind;
 
 /* Calls fn for each token of text. special is the fixed id of a literal
  * [CLS]/[SEP]/[MASK], or -1 for an ordinary token (tok, len).
