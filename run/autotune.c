@@ -301,6 +301,19 @@ static int trial_fit(const Search *s, const Options *o, const char *dir, int res
     return rc;
 }
 
+/* The clock's cut (rank 0's clock): 1 when a trial that took `spent`
+ * seconds for `done` of its `epochs` epochs would, at that pace, end past
+ * the budget, counting the winner's training again after the search (its
+ * own, should it win). Such a trial could not be chosen: it stops here. */
+static int past_the_clock(const Search *s, double spent, int done, int epochs) {
+    double pace = spent / done, elapsed = s->before + now_seconds() - s->clock0;
+    const Trial *w = choose_winner(s, NULL, NULL);
+    double again = fmax(w ? w->seconds : 0, pace * epochs);
+    double cut = elapsed + pace * (epochs - done) + again > s->budget;
+    dist_share_rank0(s->dist, &cut, 1);
+    return cut != 0;
+}
+
 static void trial_dir(const Search *s, int n, char *buf, size_t len) {
     snprintf(buf, len, "%s/trials/%03d", s->dir, n);
 }
@@ -345,7 +358,11 @@ static int run_trial(Search *s, Trial *t, int resume, char *err, size_t errlen) 
                 break;
             }
         }
-        if (clearly_worse(s, loss[target - 1], target)) {
+        int worse = clearly_worse(s, loss[target - 1], target);
+        /* trial 1 always ends: the search needs one trial that ran all its epochs */
+        int cut = !worse && t->n > 1 && past_the_clock(s, now_seconds() - start, target, o.epochs);
+        if (worse || cut) {
+            t->cut = cut;
             t->stopped_at = target;
             t->val_loss = loss[target - 1];
             t->val_acc = acc[target - 1];
@@ -409,6 +426,8 @@ static void print_trial(const Search *s, const Trial *t, const char *failure) {
     for (int a = 0; a < N_AXES; a++)
         if (searched(s, a)) printf(" %s %s", AUTOTUNE_AXES[a].name, t->value[a]);
     if (failure) printf("  failed: %s\n", failure);
+    else if (t->cut) printf("  | val loss %.4f  val acc %.4f  %.1f s  cut by the clock at epoch %d of %d (it would end "
+                            "past the budget)\n", t->val_loss, t->val_acc, t->seconds, t->stopped_at, t->epochs);
     else if (t->stopped_at) printf("  | val loss %.4f  val acc %.4f  %.1f s  stopped early at epoch %d of %d\n",
                                    t->val_loss, t->val_acc, t->seconds, t->stopped_at, t->epochs);
     else printf("  | val loss %.4f  val acc %.4f  %.1f s\n", t->val_loss, t->val_acc, t->seconds);

@@ -33,6 +33,7 @@ typedef struct {
     char value[N_AXES][AUTOTUNE_VALUE_LEN];  /* the searched options' values */
     int epochs, epochs_run;
     int stopped_at;                          /* the rung epoch it was stopped at; 0: it ended by itself */
+    int cut;                                 /* 1: stopped by the clock, not for its loss (printed, not recorded) */
     int failed;                              /* 1: it ended in an error */
     double val_loss, val_acc;                /* of the weights it ended with (stopped early: its last epoch's) */
     int val_n;                               /* the validation examples val_acc is over (0: not recorded) */
