@@ -156,10 +156,13 @@ static const Trial *choose_winner(const Search *s, const Trial **best, double *s
     return lround((top->val_acc - first->val_acc) * 1e6) <= lround(error * 1e6) ? first : top;
 }
 
+static int fits_clock(const Search *s, const Trial *t);
+
 /* Trial n's values, drawn from (seed, n): trial 1 the options as given; an
  * even trial every searched option drawn anew; an odd one the best trial so
- * far with one or two of them drawn anew (two draws of an axis may meet). A draw that repeats an earlier trial or
- * makes no valid model is drawn again. 0 when none new is found. */
+ * far with one or two of them drawn anew (two draws of an axis may meet). A
+ * draw that repeats an earlier trial, makes no valid model or does not fit
+ * the clock is drawn again. 0 when none is found. */
 static int plan_trial(const Search *s, int n, Trial *t) {
     memset(t, 0, sizeof *t);
     t->n = n;
@@ -191,7 +194,7 @@ static int plan_trial(const Search *s, int n, Trial *t) {
         }
         if (!seen && trial_valid(s, value)) {
             memcpy(t->value, value, sizeof value);
-            return 1;
+            if (fits_clock(s, t)) return 1;
         }
     }
     return 0;
@@ -301,15 +304,15 @@ static int trial_fit(const Search *s, const Options *o, const char *dir, int res
     return rc;
 }
 
-/* The clock's cut (rank 0's clock): 1 when a trial that took `spent`
- * seconds for `done` of its `epochs` epochs would, at that pace, end past
- * the budget, counting the winner's training again after the search (its
- * own, should it win). Such a trial could not be chosen: it stops here. */
-static int past_the_clock(const Search *s, double spent, int done, int epochs) {
-    double pace = spent / done, elapsed = s->before + now_seconds() - s->clock0;
+/* The clock's cut (rank 0's clock): 1 when a trial whose epochs took
+ * `pace` seconds each would, with its `left` epochs of `epochs` to go, end
+ * past the budget, counting the winner's training again after the search
+ * (its own, should it win). Such a trial could not be chosen: it stops here. */
+static int past_the_clock(const Search *s, double pace, int left, int epochs) {
+    double elapsed = s->before + now_seconds() - s->clock0;
     const Trial *w = choose_winner(s, NULL, NULL);
     double again = fmax(w ? w->seconds : 0, pace * epochs);
-    double cut = elapsed + pace * (epochs - done) + again > s->budget;
+    double cut = elapsed + pace * left + again > s->budget;
     dist_share_rank0(s->dist, &cut, 1);
     return cut != 0;
 }
@@ -359,8 +362,11 @@ static int run_trial(Search *s, Trial *t, int resume, char *err, size_t errlen) 
             }
         }
         int worse = clearly_worse(s, loss[target - 1], target);
+        /* its pace: the mean of its epochs' own times (start-up aside; before a resume too) */
+        double pace = 0;
+        for (int e = 0; e < target && sum.n_epochs >= target; e++) pace += sum.history[e].seconds / target;
         /* trial 1 always ends: the search needs one trial that ran all its epochs */
-        int cut = !worse && t->n > 1 && past_the_clock(s, now_seconds() - start, target, o.epochs);
+        int cut = !worse && t->n > 1 && pace > 0 && past_the_clock(s, pace, o.epochs - target, o.epochs);
         if (worse || cut) {
             t->cut = cut;
             t->stopped_at = target;
@@ -409,11 +415,9 @@ static double estimate(const Search *s, const Trial *t) {
     return fmax(rate * first * atof(t->value[AXIS_LAYERS]) * d * d, isfinite(least) ? least : 0);
 }
 
-/* Whether trial t starts: within --autotune-trials, and (rank 0's clock)
- * when the time so far, its estimate and the winner's training again fit
- * in the budget. */
-static int start_next(const Search *s, const Trial *t) {
-    if (s->base.autotune_trials > 0 && t->n > s->base.autotune_trials) return 0;
+/* Whether trial t fits the clock (rank 0's): the time so far, its estimate
+ * and the winner's training again within the budget. */
+static int fits_clock(const Search *s, const Trial *t) {
     double elapsed = s->before + now_seconds() - s->clock0;
     const Trial *w = choose_winner(s, NULL, NULL);
     double go = elapsed + estimate(s, t) + (w ? w->seconds : 0) <= s->budget;
@@ -449,11 +453,30 @@ static int interrupted(const Search *s, const char *where, char *err, size_t err
                 first, where, s->dir, launcher, s->dir);
 }
 
+/* The interrupted trial n's values, from the run.json of its directory (its
+ * draw depended on the clock then): 1, or 0 when it has none. */
+static int interrupted_plan(const Search *s, int n, Trial *t) {
+    char dir[4096];
+    trial_dir(s, n, dir, sizeof dir);
+    RunRecord info;
+    char err[256];
+    if (!rank0_sees(s->dist, rundir_holds(dir, "run.json")) || record_read(dir, 0, &info, err, sizeof err) != 0)
+        return 0;
+    memset(t, 0, sizeof *t);
+    t->n = n;
+    for (int a = 0; a < N_AXES; a++)
+        options_format(&info.options, options_find(AUTOTUNE_AXES[a].name), t->value[a], AUTOTUNE_VALUE_LEN);
+    record_free(&info);
+    return 1;
+}
+
 static int search(Search *s, char *err, size_t errlen) {
     int failed_in_a_row = 0, continue_first = s->resumed;
     while (s->n_trials < MAX_TRIALS && failed_in_a_row < MAX_FAILED) {
         Trial *t = &s->trials[s->n_trials];
-        if (!plan_trial(s, s->n_trials + 1, t) || (t->n > 1 && !start_next(s, t))) break;
+        int n = s->n_trials + 1;
+        if (s->base.autotune_trials > 0 && n > s->base.autotune_trials) break;
+        if (!(continue_first && n > 1 && interrupted_plan(s, n, t)) && !plan_trial(s, n, t)) break;
         int rc = run_trial(s, t, continue_first, err, errlen);
         continue_first = 0;
         char where[64];

@@ -10,8 +10,9 @@
  * standard error); the winner is then trained again as RUN itself (with --test's
  * report, the test file read only then), so RUN is an ordinary run of the
  * winner's options that `reproduce` repeats and `diff` compares. The clock
- * decides only how many trials run; the plan and every decision come from
- * --seed and validation numbers. */
+ * decides how many trials run and cuts a trial that could not end within
+ * the budget; the plan and every other decision come from --seed and
+ * validation numbers. */
 #ifndef RUN_AUTOTUNE_H
 #define RUN_AUTOTUNE_H
 

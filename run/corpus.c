@@ -385,11 +385,13 @@ static void warn_setup(const DistContext *dist, const Corpus *c, const Options *
                     "training text\n", c->vocab.size, o->vocab_size);
         else if (c->vocab.bpe)
             fprintf(log, "raise --vocab-size (now %d), or give more training text\n", o->vocab_size);
-        else if (c->vocab.size >= o->vocab_size)   /* word or char at the cap: it left tokens out */
+        else if (c->vocab.size >= o->vocab_size)   /* word, char or ngram at the cap: it left tokens out */
             fprintf(log, "--vocab-size %d leaves out tokens the training text has; raise it%s\n", o->vocab_size,
                     strcmp(o->tokenizer, "char") == 0 ? "" : ", or try --tokenizer bpe");
         else if (strcmp(o->tokenizer, "char") == 0)
             fprintf(log, "the validation text uses characters the training text lacks; give more training text\n");
+        else if (strcmp(o->tokenizer, "ngram") == 0)
+            fprintf(log, "the validation words have n-grams the training text lacks; give more training text\n");
         else
             fprintf(log, "try --tokenizer bpe or --tokenizer char\n");
     }
@@ -570,7 +572,7 @@ int corpus_prepare(Corpus *c, const Options *o, const DistContext *dist, const c
     if (!dist) dist = &solo;
     memset(c, 0, sizeof *c);
     if (tokenizer_parse(o->tokenizer, &c->tokenizer) != 0)
-        return fail(err, errlen, ERR_INPUT, "--tokenizer must be word, char or bpe");
+        return fail(err, errlen, ERR_INPUT, "--tokenizer must be word, char, bpe or ngram");
     DatasetColumns columns = {o->label_column, o->text_column};
     if ((rc = read_train(dist, c, o, train_path, log, err, errlen)) != EXIT_OK) return rc;
     if (o->val_path && *o->val_path) {   /* pretraining's --val reads as its TEXTS do */

@@ -320,6 +320,8 @@ static void test_tokenizers(void) {
         {TOKENIZER_NGRAM, "a abcdefg",
          "<a>|<a|a>|<abcdefg>|<a|ab|bc|cd|de|ef|fg|g>|<ab|abc|bcd|cde|def|efg|fg>|<abc|abcd|bcde|cdef|defg|efg>|"
          "<abcd|abcde|bcdef|cdefg|defg>"},
+        {TOKENIZER_NGRAM, "abc", "<abc>|<a|ab|bc|c>|<ab|abc|bc>|<abc|abc>"},
+        {TOKENIZER_NGRAM, "\xff" "a", "<\xff" "a>|<\xff|\xff" "a|a>|<\xff" "a|\xff" "a>"},
         {TOKENIZER_NGRAM, " ", ""},
     };
     for (size_t i = 0; i < sizeof CASES / sizeof CASES[0]; i++) {

@@ -1,5 +1,5 @@
 /* vocab.c: the vocabulary: token strings and ids, built from the training
- * texts by counting (word, char) or by learning byte-pair merges (bpe). */
+ * texts by counting (word, char, ngram) or by learning byte-pair merges (bpe). */
 #include "text/vocab.h"
 
 #include <limits.h>

@@ -1,5 +1,5 @@
 /* vocab.h: the vocabulary of a run: token strings and their ids, the five
- * specials first (docs/DESIGN.md §3). word and char count the training tokens;
+ * specials first (docs/DESIGN.md §3). word, char and ngram count the training tokens;
  * bpe learns merges (text/bpe.h) and keeps them here for encoding.
  * Statuses follow base/errors.h. */
 #ifndef TEXT_VOCAB_H
@@ -18,10 +18,10 @@ typedef struct {
     int size;
     int *table;        /* (table_cap) open-addressing hash: token -> id, -1 empty */
     int table_cap;
-    Bpe *bpe;          /* bpe: the merges that encode a piece; NULL for word and char */
+    Bpe *bpe;          /* bpe: the merges that encode a piece; NULL for word, char and ngram */
 } Vocab;
 
-/* word, char: specials, then tokens by descending frequency, ties in byte
+/* word, char, ngram: specials, then tokens by descending frequency, ties in byte
  * order; max_size caps the total (specials included, 0 = no cap); min_freq
  * filters. bpe: the merges learned from the word tokens up to max_size
  * symbols (0 = until no pair repeats), base symbols seen fewer than
@@ -29,7 +29,7 @@ typedef struct {
 int vocab_build(Vocab *v, TokenizerKind kind, const TextDataset *train, int max_size, int min_freq,
                 char *err, size_t errlen);
 /* vocab_build in two halves, for training data held in shares (MPI): the
- * tokens (word, char) or pieces (bpe) of train added to counts (a StrMap,
+ * tokens (word, char, ngram) or pieces (bpe) of train added to counts (a StrMap,
  * zeroed when empty); then the vocabulary from counts summed over all
  * shares, the same as vocab_build over the whole. vocab_count returns 0, or
  * -1 when out of memory. */
