@@ -186,10 +186,17 @@ fi
 differing=$(grep -c ' \*$' "$tmp/diff.txt")
 if [ "$winner" != 1 ] && grep -q '^autotune .* \*$' "$tmp/diff.txt" && [ "$differing" -ge 3 ]; then
     pass "diff RUN RUN/trials/001 marks what won over the options as given ($differing rows)"
-elif [ "$winner" = 1 ]; then
-    skip "diff: the options as given won here, so there is nothing to show"
-else
+elif [ "$winner" != 1 ]; then
     fail "diff RUN RUN/trials/001 marks $differing rows: $(head -n 5 "$tmp/diff.txt")"
+else   # the options as given won: RUN is trial 1's run, so diff trial 2 (all searched options drawn) against it
+    "$TRAIN" diff "$tmp/ref/trials/002" "$tmp/ref/trials/001" >"$tmp/diff.txt" 2>&1
+    differing=$(grep -c ' \*$' "$tmp/diff.txt")
+    if grep -qE '^(tokenizer|vocab-size|d-model|layers|lr|weight-decay|dropout|epochs|max-len) .* \*$' "$tmp/diff.txt" &&
+        ! grep -q '^autotune .* \*$' "$tmp/diff.txt"; then
+        pass "trial 1 won; diff RUN/trials/002 RUN/trials/001 marks what trial 2 drew ($differing rows)"
+    else
+        fail "diff RUN/trials/002 RUN/trials/001 marks $differing rows: $(head -n 5 "$tmp/diff.txt")"
+    fi
 fi
 
 # ------------------------------------------------------------ the choice: one standard error
