@@ -304,17 +304,21 @@ static int trial_fit(const Search *s, const Options *o, const char *dir, int res
     return rc;
 }
 
-/* The clock's cut (rank 0's clock): 1 when a trial whose epochs took
- * `pace` seconds each would, with its `left` epochs of `epochs` to go, end
- * past the budget, counting the winner's training again after the search
- * (its own, should it win). Such a trial could not be chosen: it stops here. */
-static int past_the_clock(const Search *s, double pace, int left, int epochs) {
-    double elapsed = s->before + now_seconds() - s->clock0;
+/* The one clock rule (rank 0's clock): 1 when the time so far, `more`
+ * seconds and the winner's training again (at least `again`, a trial's own
+ * should it win) fit in the budget. */
+static int within_budget(const Search *s, double more, double again) {
     const Trial *w = choose_winner(s, NULL, NULL);
-    double again = fmax(w ? w->seconds : 0, pace * epochs);
-    double cut = elapsed + pace * left + again > s->budget;
-    dist_share_rank0(s->dist, &cut, 1);
-    return cut != 0;
+    double go = s->before + now_seconds() - s->clock0 + more + fmax(w ? w->seconds : 0, again) <= s->budget;
+    dist_share_rank0(s->dist, &go, 1);
+    return go != 0;
+}
+
+/* The clock's cut: 1 when a trial whose epochs took `pace` seconds each
+ * would, with its `left` epochs of `epochs` to go, end past the budget
+ * (trained again should it win). Such a trial could not be chosen: it stops here. */
+static int past_the_clock(const Search *s, double pace, int left, int epochs) {
+    return !within_budget(s, pace * left, pace * epochs);
 }
 
 static void trial_dir(const Search *s, int n, char *buf, size_t len) {
@@ -415,15 +419,8 @@ static double estimate(const Search *s, const Trial *t) {
     return fmax(rate * first * atof(t->value[AXIS_LAYERS]) * d * d, isfinite(least) ? least : 0);
 }
 
-/* Whether trial t fits the clock (rank 0's): the time so far, its estimate
- * and the winner's training again within the budget. */
-static int fits_clock(const Search *s, const Trial *t) {
-    double elapsed = s->before + now_seconds() - s->clock0;
-    const Trial *w = choose_winner(s, NULL, NULL);
-    double go = elapsed + estimate(s, t) + (w ? w->seconds : 0) <= s->budget;
-    dist_share_rank0(s->dist, &go, 1);
-    return go != 0;
-}
+/* Whether trial t fits the clock: its estimate within the budget. */
+static int fits_clock(const Search *s, const Trial *t) { return within_budget(s, estimate(s, t), 0); }
 
 static void print_trial(const Search *s, const Trial *t, const char *failure) {
     printf("trial %3d ", t->n);
